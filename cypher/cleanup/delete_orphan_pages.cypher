@@ -1,0 +1,10 @@
+// mode: write
+// transactions: auto
+// Hard clean-up: of the given pages, those with no fragment and no CITES edge left.
+// Params: $page_ids, $batch_size
+UNWIND $page_ids AS pid
+MATCH (p:Page {id: pid})
+WHERE NOT EXISTS { (p)<-[:EXTRACTED_FROM]-(:Fragment) } AND NOT EXISTS { (p)-[:CITES]-() }
+CALL (p) {
+  DETACH DELETE p
+} IN TRANSACTIONS OF $batch_size ROWS

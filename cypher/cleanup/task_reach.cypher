@@ -1,0 +1,16 @@
+// mode: read
+// What a task reaches before it is cleaned: counts of its claims and stance edges, and the ids of the
+// fragments behind them, their pages and the pages those cite or are cited by (candidates for hard
+// clean-up once the task is gone).
+// Params: $task_id
+OPTIONAL MATCH (c:Claim {task_id: $task_id})
+OPTIONAL MATCH (c)<-[r:SUPPORTS|REFUTES|NEUTRAL]-(f:Fragment)
+WITH count(DISTINCT c) AS claims, count(r) AS stance_edges, collect(DISTINCT f) AS fragments
+CALL (fragments) {
+  UNWIND fragments AS f
+  MATCH (f)-[:EXTRACTED_FROM]->(p:Page)
+  OPTIONAL MATCH (p)-[:CITES]-(q:Page)
+  WITH collect(DISTINCT p.id) AS direct, collect(DISTINCT q.id) AS linked
+  RETURN direct + [x IN linked WHERE NOT x IN direct] AS page_ids
+}
+RETURN claims, stance_edges, [f IN fragments | f.id] AS fragment_ids, page_ids

@@ -1,0 +1,2 @@
+// mode: schema
+CREATE CONSTRAINT cites_id_unique IF NOT EXISTS FOR ()-[r:CITES]-() REQUIRE r.id IS UNIQUE

@@ -1,0 +1,2 @@
+// mode: schema
+CREATE INDEX claim_task_id IF NOT EXISTS FOR (c:Claim) ON (c.task_id)

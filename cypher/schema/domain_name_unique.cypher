@@ -1,0 +1,2 @@
+// mode: schema
+CREATE CONSTRAINT domain_name_unique IF NOT EXISTS FOR (d:Domain) REQUIRE d.name IS UNIQUE

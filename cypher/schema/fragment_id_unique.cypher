@@ -1,0 +1,2 @@
+// mode: schema
+CREATE CONSTRAINT fragment_id_unique IF NOT EXISTS FOR (f:Fragment) REQUIRE f.id IS UNIQUE

@@ -1,0 +1,2 @@
+// mode: schema
+CREATE CONSTRAINT neutral_id_unique IF NOT EXISTS FOR ()-[r:NEUTRAL]-() REQUIRE r.id IS UNIQUE

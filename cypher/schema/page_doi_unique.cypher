@@ -1,0 +1,2 @@
+// mode: schema
+CREATE CONSTRAINT page_doi_unique IF NOT EXISTS FOR (p:Page) REQUIRE p.doi IS UNIQUE

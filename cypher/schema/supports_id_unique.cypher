@@ -1,0 +1,2 @@
+// mode: schema
+CREATE CONSTRAINT supports_id_unique IF NOT EXISTS FOR ()-[r:SUPPORTS]-() REQUIRE r.id IS UNIQUE

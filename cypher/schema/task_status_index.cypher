@@ -1,0 +1,2 @@
+// mode: schema
+CREATE INDEX task_status IF NOT EXISTS FOR (t:Task) ON (t.status)

@@ -1,0 +1,3 @@
+from lyra.cli import app
+
+app()

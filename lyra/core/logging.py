@@ -1,0 +1,16 @@
+"""Logging set-up: everything goes to stderr, because stdout carries MCP stdio and CLI output."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+
+def configure_logging(level: str = "INFO") -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+    # The driver is chatty at INFO about routing/notifications.
+    logging.getLogger("neo4j").setLevel(logging.WARNING)

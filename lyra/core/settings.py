@@ -1,0 +1,75 @@
+"""Typed settings. Environment variables: ``LYRA_*`` plus the conventional ``NEO4J_*`` names.
+
+Nothing here is instantiated at import time: call :func:`load_settings` (the CLI does, once).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+PROJECT_ROOT = PACKAGE_DIR.parent
+
+
+def _default_state_dir() -> Path:
+    # A source checkout keeps its state beside the code (git-ignored ``.lyra/``).
+    if (PROJECT_ROOT / "pyproject.toml").exists():
+        return PROJECT_ROOT / ".lyra"
+    return Path.home() / ".lyra"
+
+
+class Settings(BaseSettings):
+    """All of Lyra's configuration. Field names map to ``LYRA_<NAME>`` unless an alias says otherwise."""
+
+    model_config = SettingsConfigDict(env_prefix="LYRA_", extra="ignore", populate_by_name=True)
+
+    # --- Neo4j connection: when NEO4J_URI is set, that server is used instead of the managed one.
+    neo4j_uri: str | None = Field(default=None, validation_alias=AliasChoices("NEO4J_URI", "LYRA_NEO4J_URI"))
+    neo4j_username: str = Field(
+        default="neo4j", validation_alias=AliasChoices("NEO4J_USERNAME", "NEO4J_USER", "LYRA_NEO4J_USERNAME")
+    )
+    neo4j_password: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("NEO4J_PASSWORD", "LYRA_NEO4J_PASSWORD")
+    )
+    neo4j_database: str = Field(
+        default="neo4j", validation_alias=AliasChoices("NEO4J_DATABASE", "LYRA_NEO4J_DATABASE")
+    )
+
+    # --- where Lyra keeps its files
+    state_dir: Path = Field(default_factory=_default_state_dir)
+    cypher_dir: Path = PROJECT_ROOT / "cypher"
+    config_dir: Path = PROJECT_ROOT / "config"
+
+    # --- the managed local Neo4j (used when NEO4J_URI is not set)
+    neo4j_instance: Literal["default", "test"] = "default"
+    neo4j_heap: str = "1g"
+    neo4j_pagecache: str = "512m"
+    neo4j_tx_memory_max: str = "1g"
+    neo4j_start_timeout: float = 180.0
+
+    # --- graph behaviour
+    write_batch_size: int = Field(default=5000, ge=1, le=100_000)
+    cleanup_batch_size: int = Field(default=10_000, ge=1, le=1_000_000)
+    query_timeout: float = Field(default=60.0, gt=0)
+    slow_query_seconds: float = Field(default=2.0, gt=0)
+
+    log_level: str = "INFO"
+
+    @field_validator("neo4j_uri")
+    @classmethod
+    def _uri_scheme(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        allowed = ("bolt://", "bolt+s://", "bolt+ssc://", "neo4j://", "neo4j+s://", "neo4j+ssc://")
+        if not value.startswith(allowed):
+            raise ValueError(f"NEO4J_URI must start with one of {', '.join(allowed)}")
+        return value
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read settings from the environment, with explicit overrides (used by the CLI and tests)."""
+    return Settings(**overrides)  # type: ignore[arg-type]

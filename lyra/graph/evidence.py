@@ -1,0 +1,177 @@
+"""Batched writers for the evidence graph (pages, fragments, claims, stance edges, citations).
+
+Every input list is validated in full (and its references checked) before the first write, so bad
+input writes nothing. Writes go out as batched ``UNWIND`` statements from ``cypher/evidence/``;
+re-discovered pages and fragments keep their existing ids (ADR-0005), claims and edges are new.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, TypeVar
+
+from lyra.core.errors import InvalidInputError, NotFoundError
+from lyra.core.ids import new_id, task_label, text_hash, validate_task_id
+from lyra.graph.store import GraphStore, Row
+from lyra.models.graph import CitationIn, ClaimIn, FragmentIn, PageIn, StanceEdgeIn, WriteResult
+from lyra.models.validation import parse_many
+
+T = TypeVar("T")
+
+
+def _batches(rows: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    for start in range(0, len(rows), size):
+        yield rows[start : start + size]
+
+
+class EvidenceRepository:
+    def __init__(self, store: GraphStore, batch_size: int = 5000) -> None:
+        self.store = store
+        self.batch_size = batch_size
+
+    # ------------------------------------------------------------------ helpers
+    def _write_unique(self, query: str, rows: list[dict[str, Any]], keys: list[str]) -> WriteResult:
+        """Write rows whose identity is ``keys[i]``; duplicates within the input share one write."""
+        first_row_for_key: dict[str, int] = {}
+        unique_rows: list[dict[str, Any]] = []
+        for row, key in zip(rows, keys, strict=True):
+            if key not in first_row_for_key:
+                first_row_for_key[key] = len(unique_rows)
+                unique_rows.append(row)
+        written: list[Row] = []
+        for batch in _batches(unique_rows, self.batch_size):
+            result = self.store.run(query, {"rows": list(batch)})
+            if len(result) != len(batch):
+                raise NotFoundError(f"{query}: {len(batch) - len(result)} row(s) referenced missing nodes")
+            written.extend(result)
+        by_requested = {r["requested_id"]: r for r in written}
+        ids = [by_requested[unique_rows[first_row_for_key[k]]["id"]]["id"] for k in keys]
+        created = sum(1 for r in written if r.get("created", True))
+        return WriteResult(ids=ids, created=created)
+
+    def _check_missing(self, query: str, params: dict[str, Any], field: str) -> None:
+        rows = self.store.run(query, params)
+        for column, values in rows[0].items():
+            if values:
+                kind = column.removeprefix("missing_").rstrip("s") or "node"
+                raise NotFoundError(f"{field}: unknown {kind} id(s): {', '.join(map(str, values[:5]))}")
+
+    # ------------------------------------------------------------------- writes
+    def upsert_pages(self, pages: Sequence[PageIn | dict[str, Any]]) -> WriteResult:
+        items = parse_many(PageIn, pages, "pages")
+        rows = [
+            {
+                "id": new_id("pg"),
+                "url": p.url,
+                "doi": p.doi,
+                "title": p.title,
+                "domain": p.domain,
+                "domain_category": p.domain_category,
+                "year": p.year,
+                "venue": p.venue,
+                "page_type": p.page_type,
+            }
+            for p in items
+        ]
+        # identity inside one input: the DOI when present, else the URL
+        keys = [f"doi:{p.doi}" if p.doi else f"url:{p.url}" for p in items]
+        return self._write_unique("evidence/upsert_pages", rows, keys)
+
+    def upsert_fragments(self, fragments: Sequence[FragmentIn | dict[str, Any]]) -> WriteResult:
+        items = parse_many(FragmentIn, fragments, "fragments")
+        page_ids = sorted({f.page_id for f in items})
+        if page_ids:
+            missing = self.store.run("evidence/missing_pages", {"page_ids": page_ids})[0]["missing"]
+            if missing:
+                raise NotFoundError(f"fragments: unknown page id(s): {', '.join(missing[:5])}")
+        rows = [
+            {
+                "id": new_id("frg"),
+                "page_id": f.page_id,
+                "text": f.text,
+                "text_hash": text_hash(f.text),
+                "extraction_method": f.extraction_method,
+                "position": f.position,
+            }
+            for f in items
+        ]
+        keys = [f"{r['text_hash']}|{r['page_id']}" for r in rows]
+        result = self._write_unique("evidence/upsert_fragments", rows, keys)
+        # Identical text on two pages is one fragment: make the returned ids agree per text_hash.
+        by_hash: dict[str, str] = {}
+        for row, fid in zip(rows, result.ids, strict=True):
+            by_hash.setdefault(row["text_hash"], fid)
+        return WriteResult(ids=[by_hash[r["text_hash"]] for r in rows], created=result.created)
+
+    def create_claims(self, task_id: str, claims: Sequence[ClaimIn | dict[str, Any]]) -> WriteResult:
+        validate_task_id(task_id)
+        items = parse_many(ClaimIn, claims, "claims")
+        rows = [{"id": new_id("clm"), "text": c.text} for c in items]
+        ids: list[str] = []
+        for batch in _batches(rows, self.batch_size):
+            result = self.store.run(
+                "evidence/create_claims",
+                {"task_id": task_id, "task_label": task_label(task_id), "rows": list(batch)},
+            )
+            if len(result) != len(batch):
+                raise NotFoundError(f"task {task_id!r} does not exist")
+            ids.extend(r["id"] for r in result)
+        return WriteResult(ids=ids, created=len(ids))
+
+    def create_stance_edges(self, edges: Sequence[StanceEdgeIn | dict[str, Any]]) -> WriteResult:
+        items = parse_many(StanceEdgeIn, edges, "edges")
+        self._check_missing(
+            "evidence/missing_endpoints",
+            {
+                "fragment_ids": sorted({e.fragment_id for e in items}),
+                "claim_ids": sorted({e.claim_id for e in items}),
+            },
+            "edges",
+        )
+        rows = [
+            {
+                "id": new_id("edg"),
+                "fragment_id": e.fragment_id,
+                "claim_id": e.claim_id,
+                "relation": e.relation,
+                "nli_label": e.nli_label,
+                "nli_confidence": e.nli_confidence,
+                "source_domain_category": e.source_domain_category,
+                "target_domain_category": e.target_domain_category,
+                "cause_id": e.cause_id,
+            }
+            for e in items
+        ]
+        keys = [f"{e.fragment_id}|{e.claim_id}" for e in items]
+        first_index: dict[str, int] = {}
+        for index, (edge, key) in enumerate(zip(items, keys, strict=True)):
+            first = first_index.setdefault(key, index)
+            if first != index and items[first].relation != edge.relation:
+                raise InvalidInputError(
+                    f"edges[{index}].relation",
+                    f"edges[{first}] already gives this (fragment, claim) pair the relation "
+                    f"{items[first].relation}; a pair has at most one stance edge",
+                )
+        return self._write_unique("evidence/create_stance_edges", rows, keys)
+
+    def merge_citations(self, citations: Sequence[CitationIn | dict[str, Any]]) -> WriteResult:
+        items = parse_many(CitationIn, citations, "citations")
+        for index, c in enumerate(items):
+            if c.citing_page_id == c.cited_page_id:
+                raise InvalidInputError(f"citations[{index}].cited_page_id", "a page cannot cite itself")
+        page_ids = sorted({c.citing_page_id for c in items} | {c.cited_page_id for c in items})
+        if page_ids:
+            missing = self.store.run("evidence/missing_pages", {"page_ids": page_ids})[0]["missing"]
+            if missing:
+                raise NotFoundError(f"citations: unknown page id(s): {', '.join(missing[:5])}")
+        rows = [
+            {
+                "id": new_id("cit"),
+                "citing_page_id": c.citing_page_id,
+                "cited_page_id": c.cited_page_id,
+                "citation_source": c.citation_source,
+            }
+            for c in items
+        ]
+        keys = [f"{c.citing_page_id}|{c.cited_page_id}" for c in items]
+        return self._write_unique("evidence/merge_citations", rows, keys)

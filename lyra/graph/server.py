@@ -1,0 +1,369 @@
+"""The managed local Neo4j: a real Neo4j 5.26 Community server run from Maven Central jars on 127.0.0.1.
+
+Layout under the state folder (``.lyra/`` in a checkout)::
+
+    neo4j/home/lib, neo4j/home/plugins        jars fetched by config/neo4j/pom.xml (shared by all instances)
+    neo4j/<instance>/conf/neo4j.conf, apoc.conf
+    neo4j/<instance>/data, logs, run, import
+    neo4j/<instance>/password                 generated before the first start (never a default)
+    neo4j/<instance>/neo4j.pid
+
+Two instances exist so the tests never touch the demo's data: ``default`` (bolt 7687, http 7474)
+and ``test`` (bolt 7688, http 7475).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from lyra.core.errors import Neo4jServerError
+from lyra.core.settings import Settings
+
+log = logging.getLogger(__name__)
+
+INSTANCE_PORTS: dict[str, tuple[int, int]] = {"default": (7687, 7474), "test": (7688, 7475)}
+NEO4J_USERNAME = "neo4j"
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    instance: str
+    running: bool
+    pid: int | None
+    bolt_uri: str
+    browser_url: str
+    installed: bool
+    initialised: bool
+
+
+class LocalNeo4j:
+    """Installs, starts, checks and stops one managed Neo4j instance."""
+
+    def __init__(self, settings: Settings, instance: str | None = None) -> None:
+        self.settings = settings
+        self.instance = instance or settings.neo4j_instance
+        if self.instance not in INSTANCE_PORTS:
+            raise Neo4jServerError(f"unknown instance {self.instance!r}; use one of {sorted(INSTANCE_PORTS)}")
+        self.bolt_port, self.http_port = INSTANCE_PORTS[self.instance]
+        root = settings.state_dir / "neo4j"
+        self.home = root / "home"
+        self.dir = root / self.instance
+        self.conf_dir = self.dir / "conf"
+        self.data_dir = self.dir / "data"
+        self.logs_dir = self.dir / "logs"
+        self.pid_file = self.dir / "neo4j.pid"
+        self.password_file = self.dir / "password"
+        self.console_log = self.logs_dir / "console.log"
+
+    # ------------------------------------------------------------------ facts
+    @property
+    def bolt_uri(self) -> str:
+        return f"bolt://127.0.0.1:{self.bolt_port}"
+
+    @property
+    def browser_url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}/browser/"
+
+    def installed(self) -> bool:
+        lib = self.home / "lib"
+        return lib.is_dir() and any(lib.glob("neo4j-5.*.jar")) and any((self.home / "plugins").glob("apoc-*.jar"))
+
+    def initialised(self) -> bool:
+        return self.password_file.exists() and (self.data_dir / "dbms" / "auth.ini").exists()
+
+    def password(self) -> str:
+        if not self.password_file.exists():
+            raise Neo4jServerError(
+                f"the managed Neo4j instance {self.instance!r} has no password yet",
+                hint=f"run `lyra neo4j start{' --instance test' if self.instance == 'test' else ''}` first",
+            )
+        return self.password_file.read_text(encoding="utf-8").strip()
+
+    def pid(self) -> int | None:
+        """The server's pid if our pid file names a live Neo4j process."""
+        try:
+            pid = int(self.pid_file.read_text(encoding="utf-8").strip())
+        except (FileNotFoundError, ValueError):
+            return None
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace")
+        except OSError:
+            return None
+        if "CommunityEntryPoint" not in cmdline or str(self.dir) not in cmdline:
+            return None
+        return pid
+
+    def status(self) -> ServerStatus:
+        pid = self.pid()
+        return ServerStatus(
+            instance=self.instance,
+            running=pid is not None and self._answers(),
+            pid=pid,
+            bolt_uri=self.bolt_uri,
+            browser_url=self.browser_url,
+            installed=self.installed(),
+            initialised=self.initialised(),
+        )
+
+    def env_lines(self) -> list[str]:
+        return [
+            f"export NEO4J_URI={self.bolt_uri}",
+            f"export NEO4J_USERNAME={NEO4J_USERNAME}",
+            f"export NEO4J_PASSWORD={self.password()}",
+        ]
+
+    def log_tail(self, lines: int = 40) -> str:
+        chunks: list[str] = []
+        for path in (self.console_log, self.logs_dir / "neo4j.log", self.logs_dir / "debug.log"):
+            if path.exists():
+                text = path.read_text(encoding="utf-8", errors="replace").splitlines()
+                chunks.append(f"--- {path} (last {lines} lines) ---\n" + "\n".join(text[-lines:]))
+        return "\n".join(chunks) or "(no log written)"
+
+    # ---------------------------------------------------------------- install
+    def install(self) -> None:
+        """Fetch the server, APOC core and the Browser jar from Maven Central (cached in ~/.m2)."""
+        if self.installed():
+            return
+        pom = self.settings.config_dir / "neo4j" / "pom.xml"
+        if not pom.exists():
+            raise Neo4jServerError(f"missing {pom}; cannot fetch the Neo4j jars")
+        mvn = shutil.which("mvn")
+        if mvn is None:
+            raise Neo4jServerError("Maven (`mvn`) is not installed; it fetches the Neo4j jars from Maven Central")
+        log.info("fetching Neo4j jars from Maven Central into %s (first run only)", self.home)
+        self.home.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run(
+            [mvn, "-q", "-B", "-f", str(pom), "package", f"-Dneo4j.home={self.home}"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if proc.returncode != 0 or not self.installed():
+            raise Neo4jServerError(
+                "fetching the Neo4j jars failed:\n" + (proc.stdout + proc.stderr)[-4000:],
+                hint="check that Maven Central is reachable and ~/.m2 is writable",
+            )
+
+    # ------------------------------------------------------------------ start
+    def _java(self) -> str:
+        java_home = os.environ.get("JAVA_HOME")
+        if java_home and (Path(java_home) / "bin" / "java").exists():
+            return str(Path(java_home) / "bin" / "java")
+        java = shutil.which("java")
+        if java is None:
+            raise Neo4jServerError("no `java` found; Neo4j 5.26 needs Java 17 or 21")
+        return java
+
+    def _write_config(self) -> None:
+        for sub in ("conf", "data", "logs", "run", "import"):
+            (self.dir / sub).mkdir(parents=True, exist_ok=True)
+        s = self.settings
+        conf = f"""# Written by `lyra neo4j start`; edits are overwritten on the next start.
+server.directories.data={self.data_dir}
+server.directories.logs={self.logs_dir}
+server.directories.plugins={self.home / "plugins"}
+server.directories.lib={self.home / "lib"}
+server.directories.import={self.dir / "import"}
+server.directories.run={self.dir / "run"}
+server.default_listen_address=127.0.0.1
+server.default_advertised_address=127.0.0.1
+server.bolt.enabled=true
+server.bolt.listen_address=127.0.0.1:{self.bolt_port}
+server.bolt.advertised_address=127.0.0.1:{self.bolt_port}
+server.http.enabled=true
+server.http.listen_address=127.0.0.1:{self.http_port}
+server.http.advertised_address=127.0.0.1:{self.http_port}
+server.https.enabled=false
+server.memory.pagecache.size={s.neo4j_pagecache}
+dbms.memory.transaction.total.max={s.neo4j_tx_memory_max}
+dbms.usage_report.enabled=false
+dbms.security.auth_enabled=true
+dbms.security.procedures.unrestricted=apoc.*
+dbms.security.procedures.allowlist=apoc.*
+"""
+        (self.conf_dir / "neo4j.conf").write_text(conf, encoding="utf-8")
+        (self.conf_dir / "apoc.conf").write_text(
+            "apoc.export.file.enabled=false\napoc.import.file.enabled=false\n", encoding="utf-8"
+        )
+
+    def _neo4j_env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in ("JAVA_OPTS", "NEO4J_CONF", "NEO4J_HOME")}
+        env["NEO4J_HOME"] = str(self.home)
+        env["NEO4J_CONF"] = str(self.conf_dir)
+        return env
+
+    def _set_initial_password(self) -> None:
+        password = secrets.token_urlsafe(24)
+        proc = subprocess.run(
+            [
+                self._java(),
+                "-cp",
+                f"{self.home / 'lib'}/*",
+                "org.neo4j.cli.AdminTool",
+                "dbms",
+                "set-initial-password",
+                password,
+            ],
+            env=self._neo4j_env(),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise Neo4jServerError(f"setting the initial Neo4j password failed:\n{proc.stdout}{proc.stderr}")
+        self.password_file.write_text(password + "\n", encoding="utf-8")
+        self.password_file.chmod(0o600)
+
+    def _answers(self) -> bool:
+        """True when a driver can log in and run ``RETURN 1``."""
+        from neo4j import GraphDatabase
+        from neo4j.exceptions import Neo4jError, ServiceUnavailable
+
+        try:
+            password = self.password()
+        except Neo4jServerError:
+            return False
+        try:
+            with GraphDatabase.driver(
+                self.bolt_uri, auth=(NEO4J_USERNAME, password), connection_timeout=3
+            ) as driver:
+                with driver.session(database="neo4j") as session:
+                    record = session.run("RETURN 1 AS ok").single()
+                    return bool(record is not None and record["ok"] == 1)
+        except (ServiceUnavailable, Neo4jError, OSError):
+            return False
+        except Exception:  # the driver raises a few non-Neo4jError types while the server boots
+            return False
+
+    def _port_busy(self) -> bool:
+        import socket
+
+        for port in (self.bolt_port, self.http_port):
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+                sock.settimeout(0.5)
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    return True
+        return False
+
+    def start(self) -> ServerStatus:
+        """Start the instance (or reuse a running one) and wait until ``RETURN 1`` answers."""
+        if self.pid() is not None:
+            if self._wait_ready(None, timeout=self.settings.neo4j_start_timeout):
+                log.info("reusing the running Neo4j instance %r (pid %s)", self.instance, self.pid())
+                return self.status()
+            raise Neo4jServerError(
+                f"Neo4j instance {self.instance!r} runs (pid {self.pid()}) but does not answer RETURN 1\n"
+                + self.log_tail()
+            )
+        if self._port_busy():
+            raise Neo4jServerError(
+                f"port {self.bolt_port} or {self.http_port} on 127.0.0.1 is already taken by another process",
+                hint="stop that process, or point Lyra at it with NEO4J_URI/NEO4J_USERNAME/NEO4J_PASSWORD",
+            )
+        self.install()
+        self._write_config()
+        if not self.initialised():
+            # A data folder without our password would keep the default; start over cleanly.
+            if (self.data_dir / "dbms").exists() and not self.password_file.exists():
+                raise Neo4jServerError(
+                    f"{self.data_dir} holds a database whose password Lyra does not know",
+                    hint=f"remove {self.dir} to start a fresh instance",
+                )
+            self._set_initial_password()
+        cmd = [
+            self._java(),
+            "-cp",
+            f"{self.home / 'plugins'}/*:{self.conf_dir}/*:{self.home / 'lib'}/*",
+            f"-Xms{self.settings.neo4j_heap}",
+            f"-Xmx{self.settings.neo4j_heap}",
+            "-XX:+UseG1GC",
+            "-XX:-OmitStackTraceInFastThrow",
+            "-XX:+DisableExplicitGC",
+            "--add-opens=java.base/java.nio=ALL-UNNAMED",
+            "--add-opens=java.base/java.io=ALL-UNNAMED",
+            "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+            "--add-opens=java.base/java.lang=ALL-UNNAMED",
+            "-Dfile.encoding=UTF-8",
+            "org.neo4j.server.CommunityEntryPoint",
+            f"--home-dir={self.home}",
+            f"--config-dir={self.conf_dir}",
+            "--console-mode",
+        ]
+        self.logs_dir.mkdir(parents=True, exist_ok=True)
+        with self.console_log.open("ab") as out:
+            proc = subprocess.Popen(
+                cmd,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=self._neo4j_env(),
+                cwd=str(self.dir),
+                start_new_session=True,
+            )
+        self.pid_file.write_text(f"{proc.pid}\n", encoding="utf-8")
+        log.info("started Neo4j instance %r (pid %s); waiting for it to answer", self.instance, proc.pid)
+        if not self._wait_ready(proc, timeout=self.settings.neo4j_start_timeout):
+            code = proc.poll()
+            if code is None:
+                self._terminate(proc.pid)
+            self.pid_file.unlink(missing_ok=True)
+            raise Neo4jServerError(
+                f"Neo4j instance {self.instance!r} did not answer RETURN 1 within "
+                f"{self.settings.neo4j_start_timeout:.0f}s (exit code {code})\n{self.log_tail()}"
+            )
+        return self.status()
+
+    def _wait_ready(self, proc: subprocess.Popen[bytes] | None, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if proc is not None and proc.poll() is not None:
+                return False
+            if proc is None and self.pid() is None:
+                return False
+            if self._answers():
+                return True
+            time.sleep(1.0)
+        return False
+
+    # ------------------------------------------------------------------- stop
+    def _terminate(self, pid: int, timeout: float = 60.0) -> None:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return
+            # reap if it is our child
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+            time.sleep(0.3)
+        log.warning("Neo4j (pid %s) did not stop within %.0fs; killing it", pid, timeout)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def stop(self) -> bool:
+        """Stop the instance; returns False when it was not running."""
+        pid = self.pid()
+        if pid is None:
+            self.pid_file.unlink(missing_ok=True)
+            return False
+        self._terminate(pid)
+        self.pid_file.unlink(missing_ok=True)
+        return True

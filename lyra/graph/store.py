@@ -1,0 +1,186 @@
+"""GraphStore: the one choke point through which every Cypher statement runs.
+
+It routes each named statement by its declared mode (read → read transaction, write → write
+transaction, ``transactions: auto`` → auto-commit for ``CALL {} IN TRANSACTIONS``), times it, logs
+slow ones, and translates driver errors into :class:`~lyra.core.errors.LyraError`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import neo4j
+from neo4j import GraphDatabase, ManagedTransaction, Query
+from neo4j import exceptions as neo4j_errors
+
+from lyra.core.errors import (
+    ConflictError,
+    GraphQueryError,
+    GraphUnavailableError,
+    LyraError,
+)
+from lyra.core.settings import Settings
+from lyra.graph.catalog import CypherCatalog, CypherQuery
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+Row = dict[str, Any]
+
+
+def to_plain(value: Any) -> Any:
+    """Neo4j values → plain Python/JSON values (temporal types become ISO-8601 strings)."""
+    if isinstance(value, dict):
+        return {k: to_plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_plain(v) for v in value]
+    if hasattr(value, "iso_format"):
+        return value.iso_format()
+    return value
+
+
+@contextmanager
+def translate_errors(what: str) -> Iterator[None]:
+    """Map driver exceptions to Lyra's error tree (one place for the whole code base)."""
+    try:
+        yield
+    except LyraError:
+        raise
+    except neo4j_errors.AuthError as exc:
+        raise GraphUnavailableError(
+            f"Neo4j refused the credentials while running {what}: {exc.message}",
+            hint="check NEO4J_USERNAME / NEO4J_PASSWORD, or `lyra neo4j env` for the managed instance",
+        ) from None
+    except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired) as exc:
+        raise GraphUnavailableError(
+            f"Neo4j is not reachable while running {what}: {exc}",
+            hint="start it with `lyra neo4j start`, or set NEO4J_URI to a running server",
+        ) from None
+    except neo4j_errors.ConstraintError as exc:
+        raise ConflictError(f"{what} violates a graph constraint: {exc.message}") from None
+    except neo4j_errors.Neo4jError as exc:
+        raise GraphQueryError(f"{what} failed: {exc.code}: {exc.message}") from None
+    except neo4j_errors.DriverError as exc:
+        raise GraphUnavailableError(f"Neo4j driver error while running {what}: {exc}") from None
+
+
+class GraphStore:
+    """Runs the catalog's statements against one Neo4j database."""
+
+    def __init__(self, driver: neo4j.Driver, catalog: CypherCatalog, settings: Settings) -> None:
+        self.driver = driver
+        self.catalog = catalog
+        self.database = settings.neo4j_database
+        self.timeout = settings.query_timeout
+        self.slow_seconds = settings.slow_query_seconds
+
+    # ------------------------------------------------------------------ basics
+    def close(self) -> None:
+        self.driver.close()
+
+    def ping(self) -> str:
+        """Check connectivity and return the server's version string."""
+        with translate_errors("a connectivity check"):
+            info = self.driver.get_server_info()
+            return str(info.agent)
+
+    def _timed(self, query: CypherQuery, fn: Callable[[], T]) -> T:
+        start = time.perf_counter()
+        with translate_errors(f"cypher/{query.name}.cypher"):
+            result = fn()
+        elapsed = time.perf_counter() - start
+        if elapsed >= self.slow_seconds:
+            log.warning("slow query cypher/%s.cypher took %.2fs", query.name, elapsed)
+        else:
+            log.debug("cypher/%s.cypher took %.3fs", query.name, elapsed)
+        return result
+
+    def _query(self, query: CypherQuery) -> Query:
+        return Query(query.text, timeout=self.timeout)  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------- named runs
+    def run(self, name: str, params: Mapping[str, Any] | None = None) -> list[Row]:
+        """Run the named statement in the transaction kind its file declares; return rows as dicts."""
+        query = self.catalog[name]
+        args = dict(params or {})
+        if query.auto_commit or query.mode == "schema":
+            return self._timed(query, lambda: self._auto_commit(query, args))
+        if query.mode == "read":
+            return self._timed(query, lambda: self._managed(query, args, read=True))
+        return self._timed(query, lambda: self._managed(query, args, read=False))
+
+    def _auto_commit(self, query: CypherQuery, args: dict[str, Any]) -> list[Row]:
+        with self.driver.session(database=self.database) as session:
+            result = session.run(self._query(query), args)
+            return [record.data() for record in result]
+
+    def _managed(self, query: CypherQuery, args: dict[str, Any], *, read: bool) -> list[Row]:
+        def work(tx: ManagedTransaction) -> list[Row]:
+            return [record.data() for record in tx.run(query.text, args)]
+
+        with self.driver.session(database=self.database) as session:
+            if read:
+                return session.execute_read(work)
+            return session.execute_write(work)
+
+    def write_transaction(self, what: str, work: Callable[[Transaction], T]) -> T:
+        """Run several named statements in one write transaction (all or nothing).
+
+        ``work`` may be retried by the driver on transient errors, so it must be idempotent.
+        """
+
+        def managed(tx: ManagedTransaction) -> T:
+            return work(Transaction(self.catalog, tx))
+
+        start = time.perf_counter()
+        with translate_errors(what), self.driver.session(database=self.database) as session:
+            result = session.execute_write(managed)
+        log.debug("%s took %.3fs", what, time.perf_counter() - start)
+        return result
+
+    def explain(self, name: str, params: Mapping[str, Any] | None = None) -> str:
+        """EXPLAIN the named statement and return Neo4j's query type: 'r', 'w', 'rw' or 's'."""
+        query = self.catalog[name]
+        with translate_errors(f"EXPLAIN cypher/{name}.cypher"), self.driver.session(
+            database=self.database
+        ) as session:
+            summary = session.run("EXPLAIN " + query.text, dict(params or {})).consume()
+            return str(summary.query_type)
+
+    def apply_schema(self) -> list[str]:
+        """Apply every ``cypher/schema/*.cypher`` statement (each is idempotent)."""
+        names = self.catalog.names("schema/")
+        for name in names:
+            self.run(name)
+        with translate_errors("waiting for indexes"), self.driver.session(database=self.database) as session:
+            session.run("CALL db.awaitIndexes(300)").consume()
+        return names
+
+
+class Transaction:
+    """Named statements inside one explicit write transaction (see GraphStore.write_transaction)."""
+
+    def __init__(self, catalog: CypherCatalog, tx: ManagedTransaction) -> None:
+        self._catalog = catalog
+        self._tx = tx
+
+    def run(self, name: str, params: Mapping[str, Any] | None = None) -> list[Row]:
+        query = self._catalog[name]
+        if query.auto_commit or query.mode == "schema":
+            raise GraphQueryError(f"cypher/{name}.cypher cannot run inside an explicit transaction")
+        return [record.data() for record in self._tx.run(query.text, dict(params or {}))]
+
+
+def open_driver(uri: str, username: str, password: str) -> neo4j.Driver:
+    """Create a driver and check that it can talk to the server."""
+    driver = GraphDatabase.driver(uri, auth=(username, password), connection_timeout=10)
+    try:
+        with translate_errors(f"connecting to {uri}"):
+            driver.verify_connectivity()
+    except LyraError:
+        driver.close()
+        raise
+    return driver

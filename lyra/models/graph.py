@@ -1,0 +1,112 @@
+"""Pydantic models for what goes into the evidence graph (validated before any write)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+from urllib.parse import urlparse
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+
+from lyra.core.ids import TASK_ID_PATTERN
+
+StanceRelation = Literal["SUPPORTS", "REFUTES", "NEUTRAL"]
+NLILabel = Literal["entailment", "contradiction", "neutral"]
+CitationSource = Literal["semantic_scholar", "openalex", "extraction"]
+DomainCategory = Literal["primary", "government", "academic", "trusted", "low", "unverified", "blocked"]
+TaskStatus = Literal["created", "running", "paused", "completed", "failed", "cancelled"]
+NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+RELATION_FOR_LABEL: dict[str, StanceRelation] = {
+    "entailment": "SUPPORTS",
+    "contradiction": "REFUTES",
+    "neutral": "NEUTRAL",
+}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TaskCreate(_Strict):
+    id: str = Field(pattern=TASK_ID_PATTERN.pattern)
+    hypothesis: NonEmpty = Field(max_length=4000)
+    status: TaskStatus = "created"
+
+
+class PageIn(_Strict):
+    url: NonEmpty
+    doi: str | None = None
+    title: str | None = None
+    domain: str | None = None
+    domain_category: DomainCategory = "unverified"
+    year: int | None = Field(default=None, ge=1000, le=2200)
+    venue: str | None = None
+    page_type: Literal["web", "academic", "local", "pdf"] = "web"
+
+    @field_validator("doi")
+    @classmethod
+    def _doi(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        value = value.strip().lower().removeprefix("https://doi.org/").removeprefix("doi:")
+        if not value.startswith("10.") or "/" not in value:
+            raise ValueError("a DOI looks like 10.<registrant>/<suffix>")
+        return value
+
+    @model_validator(mode="after")
+    def _domain_from_url(self) -> PageIn:
+        if self.domain:
+            return self
+        parsed = urlparse(self.url)
+        if parsed.scheme in ("http", "https") and parsed.hostname:
+            host = parsed.hostname.lower().removeprefix("www.")
+        elif parsed.scheme == "file" or self.page_type == "local":
+            host = "local"
+        else:
+            raise ValueError("url must be http(s):// or file://, or give `domain` explicitly")
+        object.__setattr__(self, "domain", host)
+        return self
+
+
+class FragmentIn(_Strict):
+    page_id: NonEmpty
+    text: NonEmpty = Field(max_length=100_000)
+    extraction_method: str = "text"
+    position: int = Field(default=0, ge=0)
+
+
+class ClaimIn(_Strict):
+    text: NonEmpty = Field(max_length=4000)
+
+
+class StanceEdgeIn(_Strict):
+    fragment_id: NonEmpty
+    claim_id: NonEmpty
+    relation: StanceRelation
+    nli_confidence: float = Field(ge=0.0, le=1.0, allow_inf_nan=False)
+    nli_label: NLILabel | None = None
+    source_domain_category: DomainCategory | None = None
+    target_domain_category: DomainCategory | None = None
+    cause_id: str | None = None
+
+    @model_validator(mode="after")
+    def _label_matches_relation(self) -> StanceEdgeIn:
+        if self.nli_label is None:
+            label = {v: k for k, v in RELATION_FOR_LABEL.items()}[self.relation]
+            object.__setattr__(self, "nli_label", label)
+        elif RELATION_FOR_LABEL[self.nli_label] != self.relation:
+            raise ValueError(f"nli_label {self.nli_label!r} does not match relation {self.relation!r}")
+        return self
+
+
+class CitationIn(_Strict):
+    citing_page_id: NonEmpty
+    cited_page_id: NonEmpty
+    citation_source: CitationSource
+
+
+class WriteResult(BaseModel):
+    """Ids in input order, and how many were new (re-discovered ones keep their existing id)."""
+
+    ids: list[str]
+    created: int
