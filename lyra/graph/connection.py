@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import neo4j
-from neomodel import config as neomodel_config
 from neomodel import db as neomodel_db
+from neomodel import get_config as neomodel_config
 
 from lyra.core.errors import ConfigError, GraphUnavailableError
 from lyra.core.settings import Settings
@@ -46,6 +46,10 @@ def connect(settings: Settings) -> tuple[neo4j.Driver, ConnectionInfo]:
     info, password = resolve_connection(settings)
     driver = open_driver(info.uri, info.username, password)
     # neomodel shares our driver (it does not own it, so it will not close it).
-    neomodel_config.DATABASE_NAME = settings.neo4j_database
-    neomodel_db.set_connection(driver=driver)
+    try:
+        neomodel_config().database_name = settings.neo4j_database
+        neomodel_db.set_connection(driver=driver)
+    except BaseException:
+        driver.close()
+        raise
     return driver, info

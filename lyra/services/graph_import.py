@@ -1,0 +1,152 @@
+"""Load a small evidence graph described in JSON (used by the demo and for hand-made examples).
+
+Format (local ``key``s tie the parts together; ids are assigned by Lyra)::
+
+    {"task": {"id": "...", "hypothesis": "..."},
+     "claims":    [{"key": "c1", "text": "..."}],            # the hypothesis is claim key "hypothesis"
+     "pages":     [{"key": "p1", "url": "...", "doi": ..., "title": ..., "year": ..., "venue": ...,
+                    "domain_category": ..., "page_type": ...}],
+     "fragments": [{"key": "f1", "page": "p1", "text": "...", "position": 0}],
+     "edges":     [{"fragment": "f1", "claim": "c1", "relation": "SUPPORTS", "nli_confidence": 0.9}],
+     "citations": [{"citing": "p1", "cited": "p2", "citation_source": "openalex"}]}
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from lyra.core.errors import ConflictError, InvalidInputError
+from lyra.graph.evidence import EvidenceRepository
+from lyra.models.graph import CitationIn, ClaimIn, FragmentIn, PageIn, StanceEdgeIn, TaskCreate
+from lyra.models.validation import parse_many, parse_one
+from lyra.services.tasks import TaskService
+
+
+class ImportReport(BaseModel):
+    task_id: str
+    claims: int
+    pages: int
+    fragments: int
+    edges: int
+    citations: int
+
+
+def _resolve(mapping: dict[str, str], key: Any, field: str) -> str:
+    if not isinstance(key, str) or key not in mapping:
+        raise InvalidInputError(field, f"unknown key {key!r}")
+    return mapping[key]
+
+
+def load_graph_file(path: Path, tasks: TaskService, evidence: EvidenceRepository) -> ImportReport:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InvalidInputError(str(path), f"cannot read JSON: {exc}") from None
+    return load_graph(data, tasks, evidence)
+
+
+def load_graph(data: dict[str, Any], tasks: TaskService, evidence: EvidenceRepository) -> ImportReport:
+    allowed = {"task", "claims", "pages", "fragments", "edges", "citations"}
+    for key in data:
+        if key not in allowed:
+            raise InvalidInputError(key, "unknown field")
+    task = data.get("task") or {}
+    claims = data.get("claims", [])
+    pages = data.get("pages", [])
+    fragments = data.get("fragments", [])
+    edges = data.get("edges", [])
+    citations = data.get("citations", [])
+
+    # Resolve every key before writing anything.
+    page_keys = [p.get("key") for p in pages]
+    fragment_keys = [f.get("key") for f in fragments]
+    claim_keys = ["hypothesis", *(c.get("key") for c in claims)]
+    for field, keys in (("pages", page_keys), ("fragments", fragment_keys), ("claims", claim_keys[1:])):
+        for index, key in enumerate(keys):
+            if not isinstance(key, str) or not key:
+                raise InvalidInputError(f"{field}[{index}].key", "a non-empty string key is required")
+    dummy_pages = {k: k for k in page_keys}
+    dummy_fragments = {k: k for k in fragment_keys}
+    dummy_claims = {k: k for k in claim_keys}
+    for i, f in enumerate(fragments):
+        _resolve(dummy_pages, f.get("page"), f"fragments[{i}].page")
+    for i, e in enumerate(edges):
+        _resolve(dummy_fragments, e.get("fragment"), f"edges[{i}].fragment")
+        _resolve(dummy_claims, e.get("claim"), f"edges[{i}].claim")
+    for i, c in enumerate(citations):
+        _resolve(dummy_pages, c.get("citing"), f"citations[{i}].citing")
+        _resolve(dummy_pages, c.get("cited"), f"citations[{i}].cited")
+
+    # Validate every row's fields too, so bad input writes nothing at all.
+    parse_one(TaskCreate, {"id": task.get("id"), "hypothesis": task.get("hypothesis")}, "task")
+    parse_many(ClaimIn, [{k: v for k, v in c.items() if k != "key"} for c in claims], "claims")
+    parse_many(PageIn, [{k: v for k, v in p.items() if k != "key"} for p in pages], "pages")
+    parse_many(
+        FragmentIn,
+        [{"page_id": "x", **{k: v for k, v in f.items() if k not in ("key", "page")}} for f in fragments],
+        "fragments",
+    )
+    parse_many(
+        StanceEdgeIn,
+        [{"fragment_id": "x", "claim_id": "x", **{k: v for k, v in e.items() if k not in ("fragment", "claim")}}
+         for e in edges],
+        "edges",
+    )
+    parse_many(
+        CitationIn,
+        [{"citing_page_id": "a", "cited_page_id": "b", "citation_source": c.get("citation_source")}
+         for c in citations],
+        "citations",
+    )
+    if tasks.tasks.exists(str(task.get("id"))):
+        raise ConflictError(f"task {task.get('id')!r} already exists", hint="clean it up first or pick another id")
+
+    created = tasks.create_task(str(task.get("id")), str(task.get("hypothesis", "")))
+    task_id = created["id"]
+    claim_ids = dict(zip(claim_keys, created["claim_ids"] + tasks.add_claims(
+        task_id, [c.get("text", "") for c in claims]), strict=True))
+    page_ids = dict(
+        zip(page_keys, evidence.upsert_pages([{k: v for k, v in p.items() if k != "key"} for p in pages]).ids,
+            strict=True)
+    )
+    fragment_rows = [
+        {"page_id": page_ids[f["page"]], **{k: v for k, v in f.items() if k not in ("key", "page")}}
+        for f in fragments
+    ]
+    fragment_ids = dict(zip(fragment_keys, evidence.upsert_fragments(fragment_rows).ids, strict=True))
+    page_category = {p["key"]: p.get("domain_category", "unverified") for p in pages}
+    fragment_page = {f["key"]: f["page"] for f in fragments}
+    edge_rows = [
+        {
+            "fragment_id": fragment_ids[e["fragment"]],
+            "claim_id": claim_ids[e["claim"]],
+            "relation": e.get("relation"),
+            "nli_confidence": e.get("nli_confidence"),
+            "source_domain_category": page_category[fragment_page[e["fragment"]]],
+            "cause_id": e.get("cause_id", "example_graph"),
+        }
+        for e in edges
+    ]
+    evidence.create_stance_edges(edge_rows)
+    evidence.merge_citations(
+        [
+            {
+                "citing_page_id": page_ids[c["citing"]],
+                "cited_page_id": page_ids[c["cited"]],
+                "citation_source": c.get("citation_source"),
+            }
+            for c in citations
+        ]
+    )
+    return ImportReport(
+        task_id=task_id,
+        claims=len(claim_ids),
+        pages=len(pages),
+        fragments=len(fragments),
+        edges=len(edges),
+        citations=len(citations),
+    )

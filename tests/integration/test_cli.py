@@ -1,0 +1,101 @@
+"""The `lyra` CLI against the live Neo4j (as a user would run it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lyra.bootstrap import Services
+from lyra.core.settings import Settings
+
+pytestmark = pytest.mark.neo4j
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def lyra(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "NEO4J_URI": str(settings.neo4j_uri),
+        "NEO4J_USERNAME": settings.neo4j_username,
+        "NEO4J_PASSWORD": settings.neo4j_password.get_secret_value() if settings.neo4j_password else "",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "lyra", *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300,
+        check=False,
+    )
+
+
+def test_graph_load_then_materials_json(graph: Services, settings: Settings) -> None:
+    loaded = lyra(settings, "graph", "load", "config/examples/example_graph.json")
+    assert loaded.returncode == 0, loaded.stderr
+    result = lyra(settings, "materials", "example_vitamin_d", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    claims = {c["text"]: c for c in data["claims"]}
+    assert len(claims) == 3
+    hypothesis = claims["Vitamin D supplementation reduces the risk of fractures in community-dwelling older adults."]
+    # 2 SUPPORTS (0.71, 0.58), 3 REFUTES (0.91, 0.62, 0.88), 2 NEUTRAL in the example graph
+    assert hypothesis["alpha"] == pytest.approx(1 + 0.71 + 0.58)
+    assert hypothesis["beta"] == pytest.approx(1 + 0.91 + 0.62 + 0.88)
+    assert hypothesis["evidence_count"] == 5
+    for key in ("confidence", "uncertainty", "controversy", "alpha", "beta", "evidence_count"):
+        assert key in hypothesis
+
+
+def test_materials_reads_a_graph_written_by_plain_cypher(graph: Services, settings: Settings) -> None:
+    # "however it was written": a graph made with Cypher in Neo4j Browser, not through Lyra.
+    graph.store.driver.execute_query(
+        """
+        CREATE (t:Task {id: 'hand_made', hypothesis: 'h', status: 'created', created_at: datetime()})
+        CREATE (c:Claim:Task_hand_made {id: 'clm_hand', task_id: 'hand_made', text: 'hand claim',
+                claim_adoption_status: 'adopted', created_at: datetime()})
+        CREATE (t)-[:HAS_CLAIM]->(c)
+        CREATE (p:Page {id: 'pg_hand', url: 'https://hand.example/x'})
+        CREATE (f1:Fragment {id: 'frg_h1', text: 'a', text_hash: 'h1'})-[:EXTRACTED_FROM]->(p)
+        CREATE (f2:Fragment {id: 'frg_h2', text: 'b', text_hash: 'h2'})-[:EXTRACTED_FROM]->(p)
+        CREATE (f1)-[:SUPPORTS {id: 'e1', nli_confidence: 0.9}]->(c)
+        CREATE (f2)-[:REFUTES {id: 'e2', nli_confidence: 0.9}]->(c)
+        """,
+        database_=graph.store.database,
+    )
+    result = lyra(settings, "materials", "hand_made", "--json")
+    assert result.returncode == 0, result.stderr
+    (claim,) = json.loads(result.stdout)["claims"]
+    assert (claim["alpha"], claim["beta"], claim["confidence"], claim["controversy"]) == pytest.approx(
+        (1.9, 1.9, 0.5, 0.5)
+    )
+
+
+def test_materials_table_and_errors(graph: Services, settings: Settings) -> None:
+    graph.tasks.create_task("table_task", "a claim shown in a table")
+    table = lyra(settings, "materials", "table_task")
+    assert table.returncode == 0 and "a claim shown in a table" in table.stdout and "0.500" in table.stdout
+    missing = lyra(settings, "materials", "missing_task")
+    assert missing.returncode == 2 and "does not exist" in missing.stderr and "Traceback" not in missing.stderr
+    invalid = lyra(settings, "materials", "Not-Valid")
+    assert invalid.returncode == 2 and "task_id" in invalid.stderr
+
+
+def test_task_cleanup_command(graph: Services, settings: Settings) -> None:
+    graph.tasks.create_task("to_clean", "h")
+    result = lyra(settings, "task", "cleanup", "to_clean", "--mode", "hard")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["removed"]["claims"] == 1
+    bad = lyra(settings, "task", "cleanup", "to_clean", "--mode", "medium")
+    assert bad.returncode != 0 and "--mode" in bad.stderr
+
+
+def test_graph_load_with_bad_edge_writes_nothing(graph: Services, settings: Settings, tmp_path: Path) -> None:
+    data = json.loads((ROOT / "config/examples/example_graph.json").read_text())
+    data["edges"][3]["nli_confidence"] = 1.7
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    result = lyra(settings, "graph", "load", str(path))
+    assert result.returncode == 2
+    assert "edges[3].nli_confidence" in result.stderr
+    assert graph.cleanup.counts().tasks == 0 and graph.cleanup.counts().pages == 0
