@@ -169,7 +169,7 @@ def task_cleanup(
         raise typer.BadParameter("must be 'soft' or 'hard'", param_hint="--mode")
     services = _services()
     try:
-        report = services.cleanup.cleanup(task_id, mode)  # type: ignore[arg-type]
+        report = services.cleanup.cleanup(task_id, "soft" if mode == "soft" else "hard")
         out.print_json(report.model_dump_json())
     finally:
         services.close()
@@ -178,7 +178,16 @@ def task_cleanup(
 # ------------------------------------------------------------------------ materials
 def _materials_table(rows: list[Any]) -> Table:
     table = Table(
-        "claim", "confidence", "uncertainty", "controversy", "alpha", "beta", "evidence", "sup", "ref", "neu",
+        "claim",
+        "confidence",
+        "uncertainty",
+        "controversy",
+        "alpha",
+        "beta",
+        "evidence",
+        "sup",
+        "ref",
+        "neu",
         title="claims (Beta(1,1) prior; alpha/beta aggregated in Neo4j)",
     )
     for c in rows:
@@ -290,7 +299,10 @@ def bench_confidence(
         print(result.model_dump_json(indent=2))
         return
     table = Table("measure", "value", title=f"confidence benchmark ({result.claims} claims, {result.edges} edges)")
-    table.add_row("bulk load of stance edges", f"{result.load_edges_per_second:,.0f} edges/s ({result.load_seconds:.1f} s)")
+    table.add_row(
+        "bulk load of stance edges",
+        f"{result.load_edges_per_second:,.0f} edges/s ({result.load_seconds:.1f} s)",
+    )
     table.add_row("Cypher aggregation (median)", f"{result.cypher_seconds_median:.3f} s")
     table.add_row("fetch edges into Python (median)", f"{result.python_seconds_median:.3f} s")
     table.add_row("speed-up of Cypher path", f"{result.speedup:.1f}x")
@@ -303,4 +315,4 @@ def main() -> None:  # pragma: no cover - console entry point
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    main()

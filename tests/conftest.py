@@ -56,7 +56,10 @@ def neo4j_target() -> Iterator[Neo4jTarget]:
         if not password:
             _unavailable("NEO4J_URI is set but NEO4J_PASSWORD is not")
         yield Neo4jTarget(
-            uri, os.environ.get("NEO4J_USERNAME", "neo4j"), str(password), os.environ.get("LYRA_NEO4J_HTTP_URL")
+            uri,
+            os.environ.get("NEO4J_USERNAME", "neo4j"),
+            str(password),
+            os.environ.get("LYRA_NEO4J_HTTP_URL"),
         )
         return
     if _docker_engine_answers():
@@ -65,9 +68,7 @@ def neo4j_target() -> Iterator[Neo4jTarget]:
         except ImportError:
             _unavailable("a Docker engine answers but testcontainers is not installed")
         password = "lyra-test-password"
-        container = Neo4jContainer("neo4j:5.26.5-community", password=password).with_env(
-            "NEO4J_PLUGINS", '["apoc"]'
-        )
+        container = Neo4jContainer("neo4j:5.26.5-community", password=password).with_env("NEO4J_PLUGINS", '["apoc"]')
         with container:
             http = f"http://{container.get_container_host_ip()}:{container.get_exposed_port(7474)}"
             yield Neo4jTarget(container.get_connection_url(), "neo4j", password, http)

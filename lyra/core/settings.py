@@ -35,9 +35,7 @@ class Settings(BaseSettings):
     neo4j_password: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("NEO4J_PASSWORD", "LYRA_NEO4J_PASSWORD")
     )
-    neo4j_database: str = Field(
-        default="neo4j", validation_alias=AliasChoices("NEO4J_DATABASE", "LYRA_NEO4J_DATABASE")
-    )
+    neo4j_database: str = Field(default="neo4j", validation_alias=AliasChoices("NEO4J_DATABASE", "LYRA_NEO4J_DATABASE"))
 
     # --- where Lyra keeps its files
     state_dir: Path = Field(default_factory=_default_state_dir)

@@ -99,9 +99,9 @@ class EvidenceRepository:
         result = self._write_unique("evidence/upsert_fragments", rows, keys)
         # Identical text on two pages is one fragment: make the returned ids agree per text_hash.
         by_hash: dict[str, str] = {}
-        for row, fid in zip(rows, result.ids, strict=True):
-            by_hash.setdefault(row["text_hash"], fid)
-        return WriteResult(ids=[by_hash[r["text_hash"]] for r in rows], created=result.created)
+        for key, fid in zip(keys, result.ids, strict=True):
+            by_hash.setdefault(key.split("|", 1)[0], fid)
+        return WriteResult(ids=[by_hash[k.split("|", 1)[0]] for k in keys], created=result.created)
 
     def create_claims(self, task_id: str, claims: Sequence[ClaimIn | dict[str, Any]]) -> WriteResult:
         validate_task_id(task_id)

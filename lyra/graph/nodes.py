@@ -22,7 +22,7 @@ from neomodel import (
 TASK_STATUSES = {s: s for s in ("created", "running", "paused", "completed", "failed", "cancelled")}
 
 
-class TaskNode(StructuredNode):  # type: ignore[misc]
+class TaskNode(StructuredNode):
     __label__ = "Task"
     uid = StringProperty(required=True, db_property="id")
     hypothesis = StringProperty(required=True)
@@ -32,7 +32,7 @@ class TaskNode(StructuredNode):  # type: ignore[misc]
     claims = RelationshipTo("lyra.graph.nodes.ClaimNode", "HAS_CLAIM")
 
 
-class ClaimNode(StructuredNode):  # type: ignore[misc]
+class ClaimNode(StructuredNode):
     __label__ = "Claim"
     uid = StringProperty(required=True, db_property="id")
     task_id = StringProperty(required=True)
@@ -46,13 +46,13 @@ class ClaimNode(StructuredNode):  # type: ignore[misc]
     task = RelationshipFrom("lyra.graph.nodes.TaskNode", "HAS_CLAIM")
 
 
-class DomainNode(StructuredNode):  # type: ignore[misc]
+class DomainNode(StructuredNode):
     __label__ = "Domain"
     name = StringProperty(required=True)
     domain_category = StringProperty()
 
 
-class PageNode(StructuredNode):  # type: ignore[misc]
+class PageNode(StructuredNode):
     __label__ = "Page"
     uid = StringProperty(required=True, db_property="id")
     url = StringProperty(required=True)
@@ -67,7 +67,7 @@ class PageNode(StructuredNode):  # type: ignore[misc]
     cites = RelationshipTo("lyra.graph.nodes.PageNode", "CITES")
 
 
-class FragmentNode(StructuredNode):  # type: ignore[misc]
+class FragmentNode(StructuredNode):
     __label__ = "Fragment"
     uid = StringProperty(required=True, db_property="id")
     text = StringProperty(required=True)

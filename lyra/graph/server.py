@@ -14,6 +14,7 @@ and ``test`` (bolt 7688, http 7475).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import secrets
@@ -233,12 +234,12 @@ dbms.security.procedures.allowlist=apoc.*
         except Neo4jServerError:
             return False
         try:
-            with GraphDatabase.driver(
-                self.bolt_uri, auth=(NEO4J_USERNAME, password), connection_timeout=3
-            ) as driver:
-                with driver.session(database="neo4j") as session:
-                    record = session.run("RETURN 1 AS ok").single()
-                    return bool(record is not None and record["ok"] == 1)
+            with (
+                GraphDatabase.driver(self.bolt_uri, auth=(NEO4J_USERNAME, password), connection_timeout=3) as driver,
+                driver.session(database="neo4j") as session,
+            ):
+                record = session.run("RETURN 1 AS ok").single()
+                return bool(record is not None and record["ok"] == 1)
         except (ServiceUnavailable, Neo4jError, OSError):
             return False
         except Exception:  # the driver raises a few non-Neo4jError types while the server boots
@@ -346,17 +347,12 @@ dbms.security.procedures.allowlist=apoc.*
                 os.kill(pid, 0)
             except ProcessLookupError:
                 return
-            # reap if it is our child
-            try:
+            with contextlib.suppress(ChildProcessError):  # reap it if it is our child
                 os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                pass
             time.sleep(0.3)
         log.warning("Neo4j (pid %s) did not stop within %.0fs; killing it", pid, timeout)
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
     def stop(self) -> bool:
         """Stop the instance; returns False when it was not running."""

@@ -99,7 +99,7 @@ class GraphStore:
         return result
 
     def _query(self, query: CypherQuery) -> Query:
-        return Query(query.text, timeout=self.timeout)  # type: ignore[arg-type]
+        return Query(query.text, timeout=self.timeout)
 
     # ------------------------------------------------------------- named runs
     def run(self, name: str, params: Mapping[str, Any] | None = None) -> list[Row]:
@@ -144,9 +144,10 @@ class GraphStore:
     def explain(self, name: str, params: Mapping[str, Any] | None = None) -> str:
         """EXPLAIN the named statement and return Neo4j's query type: 'r', 'w', 'rw' or 's'."""
         query = self.catalog[name]
-        with translate_errors(f"EXPLAIN cypher/{name}.cypher"), self.driver.session(
-            database=self.database
-        ) as session:
+        with (
+            translate_errors(f"EXPLAIN cypher/{name}.cypher"),
+            self.driver.session(database=self.database) as session,
+        ):
             summary = session.run("EXPLAIN " + query.text, dict(params or {})).consume()
             return str(summary.query_type)
 

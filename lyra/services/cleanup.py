@@ -61,7 +61,5 @@ class CleanupService:
             self.store.run("cleanup/delete_orphan_citations", {"page_ids": reach["page_ids"], **batch})
             self.store.run("cleanup/delete_orphan_pages", {"page_ids": reach["page_ids"], **batch})
         after = self.counts()
-        removed = GraphCounts(
-            **{k: getattr(before, k) - getattr(after, k) for k in GraphCounts.model_fields}
-        )
+        removed = GraphCounts(**{k: getattr(before, k) - getattr(after, k) for k in GraphCounts.model_fields})
         return CleanupReport(task_id=task_id, mode=mode, before=before, after=after, removed=removed)

@@ -92,14 +92,19 @@ def load_graph(data: dict[str, Any], tasks: TaskService, evidence: EvidenceRepos
     )
     parse_many(
         StanceEdgeIn,
-        [{"fragment_id": "x", "claim_id": "x", **{k: v for k, v in e.items() if k not in ("fragment", "claim")}}
-         for e in edges],
+        [
+            {
+                "fragment_id": "x",
+                "claim_id": "x",
+                **{k: v for k, v in e.items() if k not in ("fragment", "claim")},
+            }
+            for e in edges
+        ],
         "edges",
     )
     parse_many(
         CitationIn,
-        [{"citing_page_id": "a", "cited_page_id": "b", "citation_source": c.get("citation_source")}
-         for c in citations],
+        [{"citing_page_id": "a", "cited_page_id": "b", "citation_source": c.get("citation_source")} for c in citations],
         "citations",
     )
     if tasks.tasks.exists(str(task.get("id"))):
@@ -107,15 +112,22 @@ def load_graph(data: dict[str, Any], tasks: TaskService, evidence: EvidenceRepos
 
     created = tasks.create_task(str(task.get("id")), str(task.get("hypothesis", "")))
     task_id = created["id"]
-    claim_ids = dict(zip(claim_keys, created["claim_ids"] + tasks.add_claims(
-        task_id, [c.get("text", "") for c in claims]), strict=True))
+    claim_ids = dict(
+        zip(
+            claim_keys,
+            created["claim_ids"] + tasks.add_claims(task_id, [c.get("text", "") for c in claims]),
+            strict=True,
+        )
+    )
     page_ids = dict(
-        zip(page_keys, evidence.upsert_pages([{k: v for k, v in p.items() if k != "key"} for p in pages]).ids,
-            strict=True)
+        zip(
+            page_keys,
+            evidence.upsert_pages([{k: v for k, v in p.items() if k != "key"} for p in pages]).ids,
+            strict=True,
+        )
     )
     fragment_rows = [
-        {"page_id": page_ids[f["page"]], **{k: v for k, v in f.items() if k not in ("key", "page")}}
-        for f in fragments
+        {"page_id": page_ids[f["page"]], **{k: v for k, v in f.items() if k not in ("key", "page")}} for f in fragments
     ]
     fragment_ids = dict(zip(fragment_keys, evidence.upsert_fragments(fragment_rows).ids, strict=True))
     page_category = {p["key"]: p.get("domain_category", "unverified") for p in pages}

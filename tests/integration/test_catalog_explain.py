@@ -43,10 +43,19 @@ def test_every_statement_explains_with_the_declared_mode(services: Services) -> 
 def test_schema_statements_are_idempotent_and_create_the_constraints(services: Services) -> None:
     services.store.apply_schema()
     services.store.apply_schema()  # second run must not fail
-    records, _, _ = services.store.driver.execute_query("SHOW CONSTRAINTS YIELD name", database_=services.store.database)
+    records, _, _ = services.store.driver.execute_query(
+        "SHOW CONSTRAINTS YIELD name", database_=services.store.database
+    )
     names = {r["name"] for r in records}
-    for expected in ("task_id_unique", "claim_id_unique", "page_url_unique", "page_doi_unique",
-                     "fragment_text_hash_unique", "supports_id_unique", "cites_id_unique"):
+    for expected in (
+        "task_id_unique",
+        "claim_id_unique",
+        "page_url_unique",
+        "page_doi_unique",
+        "fragment_text_hash_unique",
+        "supports_id_unique",
+        "cites_id_unique",
+    ):
         assert expected in names
 
 

@@ -72,8 +72,8 @@ def test_soft_cleanup_removes_only_the_task_scope(graph: Services) -> None:
 
 def test_hard_cleanup_removes_exactly_the_orphans(graph: Services) -> None:
     built = build_two_tasks(graph)
-    p_shared, p_a, p_b, p_cited = built["pages"]
-    f_shared, f_a, f_b, f_shared_page_a = built["fragments"]
+    p_shared, _p_a, p_b, _p_cited = built["pages"]
+    f_shared, _f_a, f_b, _f_shared_page_a = built["fragments"]
     before_b = graph.materials.claim_confidences("task_b")
     report = graph.cleanup.cleanup("task_a", "hard")
     # A's own fragments go; the shared fragment stays because B's edge still uses it.

@@ -25,7 +25,12 @@ def lyra(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
         "NEO4J_PASSWORD": settings.neo4j_password.get_secret_value() if settings.neo4j_password else "",
     }
     return subprocess.run(
-        [sys.executable, "-m", "lyra", *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300,
+        [sys.executable, "-m", "lyra", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=300,
         check=False,
     )
 

@@ -81,7 +81,9 @@ def test_cypher_and_reference_agree(writer: Writer, lists: list[list[EdgeEvidenc
 @given(edge_lists)
 def test_swapping_relations_mirrors_confidence_in_cypher(writer: Writer, lists: list[list[EdgeEvidence]]) -> None:
     other = {"SUPPORTS": "REFUTES", "REFUTES": "SUPPORTS", "NEUTRAL": "NEUTRAL"}
-    mirrored = [[EdgeEvidence(other[e.relation], e.nli_confidence, e.edge_human_corrected) for e in l] for l in lists]
+    mirrored = [
+        [EdgeEvidence(other[e.relation], e.nli_confidence, e.edge_human_corrected) for e in lst] for lst in lists
+    ]
     for a, b in zip(writer.materials(lists), writer.materials(mirrored), strict=True):
         assert b.confidence == pytest.approx(1 - a.confidence, abs=1e-9)
         assert b.uncertainty == pytest.approx(a.uncertainty, abs=1e-9)
@@ -93,7 +95,7 @@ def test_swapping_relations_mirrors_confidence_in_cypher(writer: Writer, lists: 
 def test_write_order_and_domain_categories_change_nothing(
     writer: Writer, lists: list[list[EdgeEvidence]], rnd: random.Random
 ) -> None:
-    shuffled = [rnd.sample(l, len(l)) for l in lists]
+    shuffled = [rnd.sample(lst, len(lst)) for lst in lists]
     cats = rnd.sample(CATEGORIES, len(CATEGORIES))
     first = writer.materials(lists, ["academic"])
     second = writer.materials(shuffled, cats)
@@ -107,12 +109,17 @@ def test_write_order_and_domain_categories_change_nothing(
 def test_neutral_edges_change_nothing_in_cypher(
     writer: Writer, lists: list[list[EdgeEvidence]], neutral: list[float]
 ) -> None:
-    trimmed = [l[:8] for l in lists]
-    padded = [l + [EdgeEvidence("NEUTRAL", w) for w in neutral] for l in trimmed]
+    trimmed = [lst[:8] for lst in lists]
+    padded = [[*lst, *(EdgeEvidence("NEUTRAL", w) for w in neutral)] for lst in trimmed]
     for a, b in zip(writer.materials(trimmed), writer.materials(padded), strict=True):
-        assert (a.alpha, a.beta, a.confidence, a.uncertainty, a.controversy, a.evidence_count) == pytest.approx(
-            (b.alpha, b.beta, b.confidence, b.uncertainty, b.controversy, b.evidence_count), abs=1e-12
-        )
+        assert (
+            a.alpha,
+            a.beta,
+            a.confidence,
+            a.uncertainty,
+            a.controversy,
+            a.evidence_count,
+        ) == pytest.approx((b.alpha, b.beta, b.confidence, b.uncertainty, b.controversy, b.evidence_count), abs=1e-12)
 
 
 @live
@@ -120,9 +127,9 @@ def test_neutral_edges_change_nothing_in_cypher(
 def test_more_support_never_lowers_and_more_refutation_never_raises(
     writer: Writer, lists: list[list[EdgeEvidence]], w: float
 ) -> None:
-    base = [l[:10] for l in lists]
-    more_support = [l + [EdgeEvidence("SUPPORTS", w)] for l in base]
-    more_refute = [l + [EdgeEvidence("REFUTES", w)] for l in base]
+    base = [lst[:10] for lst in lists]
+    more_support = [[*lst, EdgeEvidence("SUPPORTS", w)] for lst in base]
+    more_refute = [[*lst, EdgeEvidence("REFUTES", w)] for lst in base]
     for b, s, r in zip(
         writer.materials(base), writer.materials(more_support), writer.materials(more_refute), strict=True
     ):

@@ -29,7 +29,12 @@ def test_text_hash_ignores_whitespace_layout() -> None:
 
 
 def edge(**over: object) -> dict[str, object]:
-    base: dict[str, object] = {"fragment_id": "f", "claim_id": "c", "relation": "SUPPORTS", "nli_confidence": 0.5}
+    base: dict[str, object] = {
+        "fragment_id": "f",
+        "claim_id": "c",
+        "relation": "SUPPORTS",
+        "nli_confidence": 0.5,
+    }
     base.update(over)
     return base
 

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs everything Lyra needs, from nothing, idempotently:
+#   Debian packages (Java 17, Maven; chromium with --dev), a .venv with Lyra, and the Neo4j jars.
+# Usage: scripts/setup.sh [--dev]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+dev=0
+[ "${1:-}" = "--dev" ] && dev=1
+
+say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
+
+apt_install() {
+  local missing=()
+  for pkg in "$@"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  say "installing Debian packages: ${missing[*]}"
+  $sudo apt-get update -q >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}" >/dev/null
+}
+
+command -v java >/dev/null 2>&1 || apt_install openjdk-17-jre-headless
+command -v mvn >/dev/null 2>&1 || apt_install maven
+[ $dev -eq 1 ] && { [ -x /usr/bin/chromium ] || apt_install chromium; }
+
+python=${PYTHON:-python3}
+$python -c 'import sys; assert sys.version_info >= (3, 11), "Lyra needs Python 3.11+"'
+if [ ! -x .venv/bin/python ]; then
+  say "creating .venv"
+  $python -m venv .venv
+fi
+extra=""
+[ $dev -eq 1 ] && extra="[dev]"
+stamp=".venv/.lyra-installed${extra}"
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  say "installing Lyra${extra} into .venv (pip)"
+  .venv/bin/python -m pip install -q --upgrade pip >/dev/null
+  .venv/bin/python -m pip install -q -e ".${extra}"
+  touch "$stamp"
+fi
+
+say "fetching the Neo4j jars if needed (Maven Central, cached in ~/.m2)"
+.venv/bin/lyra neo4j install >/dev/null
+say "ready"

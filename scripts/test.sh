@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The test command: installs what is missing, starts the managed *test* Neo4j (bolt 7688, http 7475,
+# separate from the demo's data), runs ruff, mypy and pytest against it, and stops it again if it started it.
+# Extra arguments go to pytest. Fails when a check fails or when no test ran.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh --dev
+
+was_running=0
+.venv/bin/lyra neo4j status --instance test >/dev/null 2>&1 && was_running=1
+.venv/bin/lyra neo4j start --instance test >&2
+if [ $was_running -eq 0 ]; then
+  trap '.venv/bin/lyra neo4j stop --instance test >&2 || true' EXIT
+fi
+eval "$(.venv/bin/lyra neo4j env --instance test)"
+export NEO4J_URI NEO4J_USERNAME NEO4J_PASSWORD
+export LYRA_NEO4J_HTTP_URL=http://127.0.0.1:7475
+export LYRA_REQUIRE_NEO4J=1
+
+.venv/bin/ruff check lyra tests
+.venv/bin/mypy
+
+set +e
+.venv/bin/pytest "$@"
+status=$?
+set -e
+if [ $status -eq 5 ]; then
+  echo "pytest collected no tests: failing" >&2
+  exit 1
+fi
+exit $status
