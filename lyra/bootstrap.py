@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from lyra.core.settings import Settings
 from lyra.graph.catalog import CypherCatalog
@@ -14,6 +16,10 @@ from lyra.services.cleanup import CleanupService
 from lyra.services.materials import MaterialsService
 from lyra.services.tasks import TaskService
 
+if TYPE_CHECKING:
+    from lyra.ml.factory import Models
+    from lyra.pipeline.ingest import IngestService
+
 
 @dataclass
 class Services:
@@ -24,8 +30,46 @@ class Services:
     tasks: TaskService
     materials: MaterialsService
     cleanup: CleanupService
+    _closers: list[object] = field(default_factory=list)
+
+    @cached_property
+    def models(self) -> Models:
+        """The embedder, LLM and NLI judge; nothing heavy loads until first used."""
+        from lyra.ml.factory import Models
+
+        return Models(self.settings)
+
+    @cached_property
+    def ingest(self) -> IngestService:
+        from lyra.ml.cache import CachedJudge, NLICache
+        from lyra.ml.ranking import CandidateRanker, CrossEncoderReranker
+        from lyra.pipeline.fragment_index import open_fragment_index
+        from lyra.pipeline.ingest import IngestService
+        from lyra.sources.domains import DomainCategories
+
+        s = self.settings
+        embedder = self.models.embedder
+        embedder.embed(["warm-up"])  # loads the model and fixes its dimension
+        index = open_fragment_index(self.store, s.state_dir / "faiss" / "fragments", embedder.dimension)
+        cache = NLICache(s.state_dir / "cache" / "nli.sqlite")
+        self._closers.append(cache)
+        reranker = CrossEncoderReranker(s.reranker_model) if s.reranker_model else None
+        return IngestService(
+            settings=s,
+            store=self.store,
+            evidence=self.evidence,
+            tasks=self.tasks,
+            embedder=embedder,
+            judge=CachedJudge(self.models.nli, cache),
+            index=index,
+            domains=DomainCategories.load(s.config_dir / "domains.yaml"),
+            ranker=CandidateRanker(s.rank_bm25_top_n, s.rank_weight_bm25, s.rank_weight_embedding, reranker),
+            llm=self.models.llm,
+        )
 
     def close(self) -> None:
+        for closer in self._closers:
+            closer.close()  # type: ignore[attr-defined]
         self.store.close()
 
 

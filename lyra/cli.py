@@ -239,42 +239,202 @@ def graph_load(path: Path) -> None:
         services.close()
 
 
+# --------------------------------------------------------------------------- ingest
+def _run_ingest(
+    services: Any,
+    paths: list[Path],
+    task_id: str,
+    claims: list[str],
+    *,
+    hypothesis: str | None = None,
+    extract_claims: bool = False,
+) -> Any:
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=False,
+    ) as bar:
+        counters = {name: bar.add_task(name, total=None) for name in ("documents", "fragments", "pairs", "edges")}
+        report = services.ingest.ingest(
+            paths,
+            task_id,
+            claims,
+            hypothesis=hypothesis,
+            extract_claims=extract_claims,
+            progress=lambda name, n: bar.advance(counters[name], n),
+        )
+    return report
+
+
+def _print_ingest_summary(report: Any) -> None:
+    out.print(
+        f"[bold]{report.task_id}[/]: {report.documents} documents -> {report.pages_new} new pages "
+        f"({report.pages_existing} known), {report.fragments_new} new fragments ({report.fragments_existing} known, "
+        f"{report.fragments_near_duplicate} near-duplicates linked), {report.pairs_judged} pairs judged "
+        f"({report.pairs_from_cache} from cache), edges {report.edges or '{}'}"
+        + (f" ({report.edges_existing} already present)" if report.edges_existing else "")
+    )
+    if report.extracted_claims:
+        out.print("claims extracted by the LLM: " + "; ".join(report.extracted_claims))
+    if report.skipped:
+        out.print(f"[yellow]skipped {len(report.skipped)}[/]:")
+        for item in report.skipped:
+            out.print(f"  - {item.item}: {item.reason}", highlight=False, markup=False)
+    share = report.seconds_in_models / report.seconds_total if report.seconds_total else 0.0
+    out.print(f"took {report.seconds_total:.1f} s ({share:.0%} inside the models)")
+
+
+@app.command("ingest")
+@handle_errors
+def ingest(
+    paths: list[Path],
+    task: str = typer.Option(..., "--task", help="task id (created when missing; its hypothesis is the first --claim)"),
+    claim: list[str] = typer.Option([], "--claim", help="a claim to judge the documents against (repeatable)"),
+    extract_claims: bool = typer.Option(False, "--extract-claims", help="let the LLM propose claims too"),
+) -> None:
+    """Ingest local files/folders (HTML, Markdown, text, JSONL abstracts) into a task and judge its claims."""
+    services = _services()
+    try:
+        report = _run_ingest(services, paths, task, claim, extract_claims=extract_claims)
+        _print_ingest_summary(report)
+        out.print(_materials_table(services.materials.claim_confidences(task)))
+    finally:
+        services.close()
+
+
+@app.command("research")
+@handle_errors
+def research(
+    question: str,
+    corpus: list[Path] = typer.Option(..., "--corpus", help="file or folder to read (repeatable)"),
+    task: str | None = typer.Option(None, "--task", help="task id (default: derived from the question)"),
+    extract_claims: bool = typer.Option(False, "--extract-claims"),
+) -> None:
+    """Create a task for QUESTION (its hypothesis and first claim) and build its evidence from a corpus."""
+    import re as _re
+
+    task_id = task or ("q_" + "_".join(_re.findall(r"[a-z0-9]+", question.lower()))[:40]).rstrip("_")
+    services = _services()
+    try:
+        report = _run_ingest(services, corpus, task_id, [], hypothesis=question, extract_claims=extract_claims)
+        _print_ingest_summary(report)
+        out.print(_materials_table(services.materials.claim_confidences(task_id)))
+    finally:
+        services.close()
+
+
 # ----------------------------------------------------------------------------- demo
+DEMO_TASK = "demo_corpus"
+
+
 @app.command("demo")
 @handle_errors
 def demo() -> None:
-    """Start the managed Neo4j, load the example graph, print its materials and a Browser query."""
+    """The main job: managed Neo4j + offline models + the bundled corpus -> evidence graph and materials."""
     from lyra.bootstrap import build_services
     from lyra.graph.server import LocalNeo4j
-    from lyra.services.graph_import import load_graph_file
 
     settings = _settings()
     if not settings.neo4j_uri:
-        err.print("starting the managed Neo4j (the first run fetches ~150 MB of jars) ...")
+        err.print("starting the managed Neo4j (the first run fetches the jars) ...")
         LocalNeo4j(settings).start()
     services = build_services(settings)
     try:
-        path = settings.config_dir / "examples" / "example_graph.json"
-        task_id = json.loads(path.read_text(encoding="utf-8"))["task"]["id"]
-        if services.tasks.tasks.exists(task_id):
-            services.cleanup.cleanup(task_id, "hard")
-        report = load_graph_file(path, services.tasks, services.evidence)
-        out.print(
-            f"loaded task [bold]{report.task_id}[/]: {report.claims} claims, {report.pages} pages, "
-            f"{report.fragments} fragments, {report.edges} stance edges, {report.citations} citations"
+        corpus = settings.config_dir / "examples" / "corpus"
+        questions = json.loads((corpus / "questions.json").read_text(encoding="utf-8"))
+        if services.tasks.tasks.exists(DEMO_TASK):
+            services.cleanup.cleanup(DEMO_TASK, "soft")  # pages and fragments stay; claims and edges are rebuilt
+        services.tasks.create_task(
+            DEMO_TASK, "Demo: three research questions on a synthetic corpus", hypothesis_as_claim=False
         )
-        out.print(_materials_table(services.materials.claim_confidences(task_id)))
+        report = _run_ingest(services, [corpus], DEMO_TASK, [q["claim"] for q in questions])
+        _print_ingest_summary(report)
+        out.print(_materials_table(services.materials.claim_confidences(DEMO_TASK)))
         if services.connection.browser_url:
-            out.print(f"\nNeo4j Browser: {services.connection.browser_url}  (user neo4j; `lyra neo4j env`)")
-        out.print("Paste this query to see the task's subgraph:")
+            out.print(f"\nNeo4j Browser: {services.connection.browser_url}  (user neo4j; password: `lyra neo4j env`)")
+        out.print("Paste this query to see the demo task's evidence:")
         out.print(
-            f"  MATCH (t:Task {{id: '{task_id}'}})-[:HAS_CLAIM]->(c:Claim)<-[r]-(f:Fragment)"
+            f"  MATCH (t:Task {{id: '{DEMO_TASK}'}})-[:HAS_CLAIM]->(c:Claim)<-[r]-(f:Fragment)"
             "-[:EXTRACTED_FROM]->(p:Page)-[:IN_DOMAIN]->(d:Domain) RETURN *",
             highlight=False,
             markup=False,
         )
     finally:
         services.close()
+
+
+# ----------------------------------------------------------------------------- eval
+eval_app = typer.Typer(help="Measure the models on labelled data.", no_args_is_help=True)
+app.add_typer(eval_app, name="eval")
+
+
+@eval_app.command("nli")
+@handle_errors
+def eval_nli(
+    dataset: Path = typer.Option(Path("config/eval/nli_stance_set.jsonl"), "--set", help="labelled JSONL"),
+    limit: int | None = typer.Option(None, min=1, help="only the first N pairs"),
+    split: str = typer.Option("all", help="all | dev (even lines) | test (odd lines)"),
+    mode: str | None = typer.Option(None, help="override LYRA_STANCE_MODE: two_question | three_way"),
+    no_gate: bool = typer.Option(False, "--no-gate", help="disable the relevance gate"),
+    whole_premise: bool = typer.Option(False, "--whole-premise", help="show the whole premise to the judge"),
+    no_calibration: bool = typer.Option(False, "--no-calibration"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Accuracy, macro-F1, confusion matrix and calibration (Brier, ECE) of the configured NLI judge."""
+    from rich.progress import Progress
+
+    from lyra.ml.evaluation import evaluate, load_pairs
+    from lyra.ml.factory import Models
+    from lyra.ml.protocols import LABELS
+
+    overrides: dict[str, Any] = {}
+    if mode:
+        overrides["stance_mode"] = mode
+    if no_gate:
+        overrides["stance_relevance_gate"] = None
+    if whole_premise:
+        overrides["stance_premise_sentences"] = None
+    if no_calibration:
+        overrides["stance_calibrate"] = False
+    settings = load_settings(**overrides)
+    configure_logging(settings.log_level)
+    pairs = load_pairs(dataset)
+    if split in ("dev", "test"):
+        pairs = [p for i, p in enumerate(pairs) if (i % 2 == 0) == (split == "dev")]
+    pairs = pairs[:limit] if limit else pairs
+    judge = Models(settings).nli
+    with Progress(console=err, transient=True) as bar:
+        task = bar.add_task("judging", total=len(pairs))
+        result = evaluate(judge, pairs, progress=lambda n: bar.advance(task, n))
+    if as_json:
+        print(result.model_dump_json(indent=2))
+        return
+    out.print(f"judge: {result.judge}   pairs: {result.pairs}   {result.pairs / result.seconds:.2f} pairs/s")
+    out.print(
+        f"accuracy {result.accuracy:.3f}   macro-F1 {result.macro_f1:.3f}   "
+        f"Brier {result.brier:.3f}   ECE {result.ece:.3f}"
+    )
+    out.print(
+        f"mean confidence: right answers {result.mean_confidence_right:.3f}, "
+        f"wrong answers {result.mean_confidence_wrong:.3f}"
+    )
+    table = Table("gold \\ predicted", *LABELS, "recall", "precision", "F1")
+    for label, row in zip(LABELS, result.confusion, strict=True):
+        pc = result.per_class[label]
+        table.add_row(label, *map(str, row), f"{pc['recall']:.2f}", f"{pc['precision']:.2f}", f"{pc['f1']:.2f}")
+    out.print(table)
+    out.print(f"decided by: {result.by_method}")
+    if result.errors_by_kind:
+        out.print(
+            "most frequent errors (gold->predicted:kind): "
+            + ", ".join(f"{k} x{v}" for k, v in list(result.errors_by_kind.items())[:8]),
+            highlight=False,
+        )
 
 
 # ---------------------------------------------------------------------------- bench

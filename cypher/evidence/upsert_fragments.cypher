@@ -1,10 +1,11 @@
 // mode: write
 // Fragments are global and unique by text_hash: a known text keeps its id; the fragment is linked to the page.
-// Params: $rows = [{id, page_id, text, text_hash, extraction_method, position}]
+// The fragment's embedding (when given) is stored on the node so the FAISS index can be rebuilt from Neo4j.
+// Params: $rows = [{id, page_id, text, text_hash, extraction_method, position, embedding}]
 UNWIND $rows AS row
 MATCH (p:Page {id: row.page_id})
 MERGE (f:Fragment {text_hash: row.text_hash})
   ON CREATE SET f.id = row.id, f.text = row.text, f.extraction_method = row.extraction_method,
-                f.position = row.position
+                f.position = row.position, f.embedding = row.embedding
 MERGE (f)-[:EXTRACTED_FROM]->(p)
 RETURN row.id AS requested_id, f.id AS id, f.id = row.id AS created

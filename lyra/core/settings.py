@@ -55,7 +55,38 @@ class Settings(BaseSettings):
     query_timeout: float = Field(default=60.0, gt=0)
     slow_query_seconds: float = Field(default=2.0, gt=0)
 
+    # --- models (offline defaults; any Hugging Face id or local folder works where one is named)
+    embedder_model: str = "builtin:all-MiniLM-L6-v2"
+    nli_backend: Literal["llm", "cross-encoder"] = "llm"
+    nli_model: str = "cross-encoder/nli-deberta-v3-small"
+    llm_provider: Literal["auto", "embedded", "ollama"] = "auto"
+    ollama_host: str | None = Field(default=None, validation_alias=AliasChoices("OLLAMA_HOST", "LYRA_OLLAMA_HOST"))
+    ollama_model: str = "qwen2.5:3b"
+    llm_threads: int = Field(default=2, ge=1, le=64)
+    llm_context: int = Field(default=4096, ge=512)
+    reranker_model: str | None = None
+    stance_mode: Literal["two_question", "three_way"] = "two_question"
+    stance_relevance_gate: float | None = Field(default=0.30, ge=0.0, le=1.0)
+    stance_premise_sentences: int | None = Field(default=3, ge=1)
+    stance_calibrate: bool = True
+
+    # --- pipeline
+    chunk_max_chars: int = Field(default=900, ge=100)
+    near_duplicate_threshold: float = Field(default=0.95, gt=0.0, le=1.0)
+    rank_bm25_top_n: int = Field(default=100, ge=1)
+    rank_weight_bm25: float = Field(default=0.3, ge=0.0)
+    rank_weight_embedding: float = Field(default=0.7, ge=0.0)
+    nli_top_k: int = Field(default=8, ge=1)
+
     log_level: str = "INFO"
+
+    @property
+    def prompts_dir(self) -> Path:
+        return self.config_dir / "prompts"
+
+    @property
+    def models_dir(self) -> Path:
+        return self.state_dir / "models"
 
     @field_validator("neo4j_uri")
     @classmethod

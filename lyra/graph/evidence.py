@@ -92,6 +92,7 @@ class EvidenceRepository:
                 "text_hash": text_hash(f.text),
                 "extraction_method": f.extraction_method,
                 "position": f.position,
+                "embedding": f.embedding,
             }
             for f in items
         ]

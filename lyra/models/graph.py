@@ -73,6 +73,7 @@ class FragmentIn(_Strict):
     text: NonEmpty = Field(max_length=100_000)
     extraction_method: str = "text"
     position: int = Field(default=0, ge=0)
+    embedding: list[float] | None = Field(default=None, max_length=4096)
 
 
 class ClaimIn(_Strict):

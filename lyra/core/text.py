@@ -1,0 +1,17 @@
+"""Plain-text helpers shared by the pipeline and the models."""
+
+from __future__ import annotations
+
+import re
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9(\"'\[])")
+_ABBREVIATIONS = ("e.g.", "i.e.", "et al.", "vs.", "approx.", "Fig.", "No.", "Dr.", "cf.")
+
+
+def split_sentences(text: str) -> list[str]:
+    """A light sentence splitter that survives common abbreviations and decimal numbers."""
+    protected = text
+    for abbr in _ABBREVIATIONS:
+        protected = protected.replace(abbr, abbr.replace(".", "\x00"))
+    parts = [p.replace("\x00", ".").strip() for p in _SENTENCE_END.split(protected)]
+    return [p for p in parts if p]

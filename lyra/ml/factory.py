@@ -1,0 +1,47 @@
+"""Choose the model implementations from settings (the one place that does). Nothing loads until used."""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from lyra.core.settings import Settings
+from lyra.ml.embedder import SentenceTransformerEmbedder
+from lyra.ml.llm import LlamaCppLLM, OllamaLLM
+from lyra.ml.nli import CrossEncoderJudge, LLMStanceJudge, StanceJudgeConfig
+from lyra.ml.protocols import LLM, Embedder, NLIJudge
+from lyra.ml.weights import GGUF_MODEL_ID, assembled_gguf
+
+
+class Models:
+    """Lazily built models shared by the services (one embedder, one LLM, one judge per process)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        return SentenceTransformerEmbedder(self.settings.embedder_model, threads=self.settings.llm_threads)
+
+    @cached_property
+    def llm(self) -> LLM:
+        s = self.settings
+        if s.llm_provider == "ollama" or (s.llm_provider == "auto" and s.ollama_host):
+            return OllamaLLM(s.ollama_host or "http://127.0.0.1:11434", s.ollama_model)
+        return LlamaCppLLM(
+            lambda: assembled_gguf(s.models_dir), GGUF_MODEL_ID, n_ctx=s.llm_context, threads=s.llm_threads
+        )
+
+    def stance_config(self) -> StanceJudgeConfig:
+        s = self.settings
+        return StanceJudgeConfig(
+            mode=s.stance_mode,
+            relevance_gate=s.stance_relevance_gate,
+            premise_sentences=s.stance_premise_sentences,
+            calibrate=s.stance_calibrate,
+        )
+
+    @cached_property
+    def nli(self) -> NLIJudge:
+        if self.settings.nli_backend == "cross-encoder":
+            return CrossEncoderJudge(self.settings.nli_model)
+        return LLMStanceJudge(self.llm, self.embedder, self.settings.prompts_dir, self.stance_config())

@@ -1,0 +1,158 @@
+"""LLM providers: in-process llama.cpp (xllamacpp) on the bundled Qwen2.5-Coder-1.5B GGUF, or Ollama.
+
+Both offer the two operations Lyra needs: ``choose`` (one of a few options, with the model's
+probability for each, read from the first token's log-probabilities) and ``generate_json``
+(grammar / JSON-schema constrained output).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from lyra.core.errors import ConfigError, LyraError
+from lyra.ml.protocols import TokenChoice
+
+log = logging.getLogger(__name__)
+
+
+class LLMError(LyraError):
+    code = "llm_error"
+
+
+def chatml(messages: Sequence[dict[str, str]]) -> str:
+    """Qwen's ChatML prompt, ending where the assistant starts to answer."""
+    parts = [f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages]
+    return "".join(parts) + "<|im_start|>assistant\n"
+
+
+def option_probabilities(top: Sequence[tuple[str, float]], options: Sequence[str]) -> dict[str, float]:
+    """Spread the first token's top log-probabilities over the options whose text the token starts.
+
+    A token counts for an option when, stripped and lower-cased, it is a non-empty prefix of the option
+    (so "Yes", " yes" and "Y" all count for "yes"). The result is renormalised over the options; when no
+    option appears among the top tokens, each gets an equal share.
+    """
+    mass = dict.fromkeys(options, 0.0)
+    lowered = {o: o.lower() for o in options}
+    for token, logprob in top:
+        piece = token.strip().lower()
+        if not piece:
+            continue
+        matches = [o for o in options if lowered[o].startswith(piece)]
+        for option in matches:
+            mass[option] += math.exp(logprob) / len(matches)
+    total = sum(mass.values())
+    if total <= 0.0:
+        return {o: 1.0 / len(options) for o in options}
+    return {o: v / total for o, v in mass.items()}
+
+
+class LlamaCppLLM:
+    """llama.cpp running in this process through xllamacpp. Calls are serialised by a lock."""
+
+    def __init__(
+        self, gguf: Callable[[], Path], model_id: str, n_ctx: int = 4096, threads: int = 2, seed: int = 7
+    ) -> None:
+        self.model_id = model_id
+        self._gguf = gguf  # resolved on first use (the bundled GGUF is assembled then)
+        self._n_ctx = n_ctx
+        self._threads = threads
+        self._seed = seed
+        self._server: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        if self._server is None:
+            try:
+                import xllamacpp
+            except ImportError:
+                raise ConfigError("xllamacpp is not installed", hint="`scripts/setup.sh --ml`") from None
+            params = xllamacpp.CommonParams()
+            gguf = self._gguf()
+            params.model.path = str(gguf)
+            params.n_ctx = self._n_ctx
+            params.n_parallel = 1
+            params.cpuparams.n_threads = self._threads
+            params.cpuparams_batch.n_threads = self._threads
+            params.sampling.seed = self._seed
+            params.warmup = False
+            params.verbosity = -1  # llama.cpp is chatty on stderr; failures come back as error responses
+            log.info("loading %s into llama.cpp (%d threads)", gguf.name, self._threads)
+            self._server = xllamacpp.Server(params)
+        return self._server
+
+    def _complete(self, request: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            server = self._load()
+            response = server.handle_completions({"cache_prompt": True, "temperature": 0.0, **request})
+        if not isinstance(response, dict) or "error" in response:
+            raise LLMError(f"llama.cpp refused the request: {response!r:.300}")
+        return response
+
+    def choose(self, messages: Sequence[dict[str, str]], options: Sequence[str]) -> TokenChoice:
+        response = self._complete({"prompt": chatml(messages), "n_predict": 1, "n_probs": 20})
+        choice = response["choices"][0]
+        content = (choice.get("logprobs") or {}).get("content") or []
+        top = [(t["token"], float(t["logprob"])) for t in (content[0]["top_logprobs"] if content else [])]
+        return TokenChoice(text=str(choice.get("text", "")), probs=option_probabilities(top, options))
+
+    def generate_json(self, messages: Sequence[dict[str, str]], schema: dict[str, Any], max_tokens: int = 512) -> Any:
+        response = self._complete({"prompt": chatml(messages), "n_predict": max_tokens, "json_schema": schema})
+        text = str(response["choices"][0].get("text", ""))
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise LLMError(f"the model's output is not valid JSON ({exc.msg}): {text[:200]!r}") from None
+
+
+class OllamaLLM:
+    """An Ollama server (``OLLAMA_HOST``), e.g. the seeds' ``qwen2.5:3b``."""
+
+    def __init__(self, host: str, model: str) -> None:
+        self.model_id = f"ollama:{model}"
+        self._model = model
+        self._host = host
+        self._client: Any = None
+
+    def _get(self) -> Any:
+        if self._client is None:
+            try:
+                import ollama
+            except ImportError:
+                raise ConfigError("the `ollama` client is not installed", hint="pip install ollama") from None
+            self._client = ollama.Client(host=self._host)
+        return self._client
+
+    def choose(self, messages: Sequence[dict[str, str]], options: Sequence[str]) -> TokenChoice:
+        response = self._get().chat(
+            model=self._model,
+            messages=list(messages),
+            options={"temperature": 0, "num_predict": 1},
+            logprobs=True,
+            top_logprobs=20,
+        )
+        text = str(response["message"]["content"])
+        logprobs = response.get("logprobs") or []
+        if logprobs:
+            top = [(t["token"], float(t["logprob"])) for t in logprobs[0].get("top_logprobs", [])]
+            return TokenChoice(text=text, probs=option_probabilities(top, options))
+        # An Ollama without log-probabilities: the answer alone, with its probability unknown (uniform).
+        return TokenChoice(text=text, probs=option_probabilities([(text, 0.0)], options))
+
+    def generate_json(self, messages: Sequence[dict[str, str]], schema: dict[str, Any], max_tokens: int = 512) -> Any:
+        response = self._get().chat(
+            model=self._model,
+            messages=list(messages),
+            format=schema,
+            options={"temperature": 0, "num_predict": max_tokens},
+        )
+        try:
+            return json.loads(response["message"]["content"])
+        except json.JSONDecodeError as exc:
+            raise LLMError(f"Ollama's output is not valid JSON: {exc.msg}") from None

@@ -1,0 +1,253 @@
+"""NLI judges: SUPPORTS / REFUTES / NEUTRAL for (premise, hypothesis) pairs.
+
+* :class:`LLMStanceJudge` (offline default): the local LLM as a judge, built to overcome the small model's
+  bias on scientific abstracts (see README "Stance quality"):
+  1. relevance gate — the premise's best sentence must be close enough to the claim (embedding cosine),
+     otherwise the pair is NEUTRAL without asking the LLM;
+  2. sentence-level premise — only the sentences that best match the claim are shown to the LLM;
+  3. two yes/no questions — "is the claim true by this passage?" and "is it false by this passage?", each
+     answered with the probability of "yes" read from the first token's log-probabilities;
+  4. contextual calibration — each question's "yes" probability is divided by the model's prior for "yes"
+     on content-free inputs, removing its constant lean;
+  5. the two calibrated answers are combined into probabilities for the three labels.
+  ``mode="three_way"`` instead asks one three-way question (the naive few-shot judge, kept for comparison).
+* :class:`CrossEncoderJudge`: any MNLI-style sequence-classification checkpoint (Hugging Face id or folder),
+  label order read from the model config — what users with internet use.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from lyra.core.text import split_sentences
+from lyra.ml.protocols import LABELS, LLM, Embedder, NLIResult
+
+log = logging.getLogger(__name__)
+
+
+def prompt_environment(prompts_dir: Path) -> Environment:
+    return Environment(
+        loader=FileSystemLoader(str(prompts_dir)),
+        undefined=StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=False,
+    )
+
+
+@dataclass
+class StanceJudgeConfig:
+    mode: str = "two_question"  # two_question | three_way
+    relevance_gate: float | None = 0.30  # cosine below which a pair is NEUTRAL without the LLM
+    premise_sentences: int | None = 3  # best-matching sentences shown to the LLM (None: whole premise)
+    calibrate: bool = True  # contextual calibration of the yes/no probabilities
+    examples: int = 6  # few-shot examples used
+    neutral_floor: float = 0.10  # neutral probability mass kept when one question says yes
+
+    def fingerprint(self) -> str:
+        return hashlib.sha256(repr(sorted(self.__dict__.items())).encode()).hexdigest()[:12]
+
+
+@dataclass
+class _Calibration:
+    support_yes: float = 0.5
+    contradict_yes: float = 0.5
+    done: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _calibrated(p: float, prior: float) -> float:
+    """Contextual calibration for a binary answer: divide by the content-free prior and renormalise."""
+    p = min(max(p, 1e-6), 1 - 1e-6)
+    prior = min(max(prior, 1e-3), 1 - 1e-3)
+    yes, no = p / prior, (1 - p) / (1 - prior)
+    return yes / (yes + no)
+
+
+def combine_yes_no(support: float, contradict: float, neutral_floor: float = 0.1) -> dict[str, float]:
+    """Three-label probabilities from two independent yes/no answers (product of experts).
+
+    both "no" → neutral; one "yes" → that label; both "yes" (a muddled passage) → split between the two
+    by their strength, with a floor of neutral mass kept for the uncertain middle.
+    """
+    e = support * (1 - contradict)
+    c = contradict * (1 - support)
+    n = (1 - support) * (1 - contradict)
+    both = support * contradict
+    e += both * support / (support + contradict)
+    c += both * contradict / (support + contradict)
+    n = max(n, neutral_floor * (1 - abs(e - c)))
+    total = e + c + n
+    return {"entailment": e / total, "contradiction": c / total, "neutral": n / total}
+
+
+class LLMStanceJudge:
+    """The offline default judge. Thread-safe (the LLM serialises its own calls)."""
+
+    def __init__(
+        self, llm: LLM, embedder: Embedder, prompts_dir: Path, config: StanceJudgeConfig | None = None
+    ) -> None:
+        self.llm = llm
+        self.embedder = embedder
+        self.config = config or StanceJudgeConfig()
+        self.model_id = f"llm-stance:{llm.model_id}:{self.config.fingerprint()}"
+        env = prompt_environment(prompts_dir)
+        self._question = env.get_template("stance_question.j2")
+        self._three_way = env.get_template("stance_three_way.j2")
+        raw = yaml.safe_load((prompts_dir / "stance_examples.yaml").read_text(encoding="utf-8"))
+        self._examples: list[dict[str, str]] = raw[: self.config.examples]
+        token = secrets.token_hex(4)  # per-session random delimiters around untrusted text
+        self._open, self._close = f"<<passage-{token}>>", f"<</passage-{token}>>"
+        self._calibration = _Calibration()
+
+    # ----------------------------------------------------------------- prompts
+    def _messages(self, template: str, passage: str, claim: str, question: str = "") -> list[dict[str, str]]:
+        clean = passage.replace(self._open, "").replace(self._close, "")
+        if template == "three_way":
+            examples = [{**ex, "answer": ex["three_way"]} for ex in self._examples]
+            text = self._three_way.render(
+                examples=examples, passage=clean, claim=claim, open_tag=self._open, close_tag=self._close
+            )
+        else:
+            examples = [{**ex, "answer": ex[question]} for ex in self._examples]
+            text = self._question.render(
+                question=question,
+                examples=examples,
+                passage=clean,
+                claim=claim,
+                open_tag=self._open,
+                close_tag=self._close,
+            )
+        return [{"role": "user", "content": text}]
+
+    def _yes(self, passage: str, claim: str, question: str) -> float:
+        choice = self.llm.choose(self._messages("question", passage, claim, question), ["yes", "no"])
+        return choice.probs["yes"]
+
+    def _ensure_calibration(self) -> None:
+        cal = self._calibration
+        with cal.lock:
+            if cal.done or not self.config.calibrate:
+                return
+            content_free = [("N/A", "N/A"), ("", ""), ("[PASSAGE]", "[CLAIM]")]
+            cal.support_yes = float(np.mean([self._yes(p, c, "support") for p, c in content_free]))
+            cal.contradict_yes = float(np.mean([self._yes(p, c, "contradict") for p, c in content_free]))
+            cal.done = True
+            log.info(
+                "stance judge calibration: prior P(yes) support=%.3f contradict=%.3f",
+                cal.support_yes,
+                cal.contradict_yes,
+            )
+
+    # ------------------------------------------------------------------- judge
+    def _select(self, premise: str, claim: str) -> tuple[str, float]:
+        """The premise sentences that best match the claim (in their original order) and the best cosine."""
+        sentences = split_sentences(premise) or [premise]
+        vectors = self.embedder.embed([claim, *sentences])
+        sims = vectors[1:] @ vectors[0]
+        relevance = float(sims.max()) if len(sims) else 0.0
+        k = self.config.premise_sentences
+        if k is None or len(sentences) <= k:
+            return premise, relevance
+        keep = sorted(np.argsort(-sims)[:k].tolist())
+        return " ".join(sentences[i] for i in keep), relevance
+
+    def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIResult]:
+        return [self.judge_one(p, h) for p, h in pairs]
+
+    def judge_one(self, premise: str, hypothesis: str) -> NLIResult:
+        passage, relevance = self._select(premise, hypothesis)
+        gate = self.config.relevance_gate
+        if gate is not None and relevance < gate:
+            neutral = min(0.95, 0.6 + (gate - relevance))
+            rest = (1 - neutral) / 2
+            probs = {"entailment": rest, "contradiction": rest, "neutral": neutral}
+            return NLIResult("neutral", probs, "relevance_gate")
+        if self.config.mode == "three_way":
+            choice = self.llm.choose(self._messages("three_way", passage, hypothesis), list(LABELS))
+            probs = dict(choice.probs)
+            label = max(probs, key=lambda k: probs[k])
+            return NLIResult(label, probs, "llm_three_way")  # type: ignore[arg-type]
+        self._ensure_calibration()
+        support = self._yes(passage, hypothesis, "support")
+        contradict = self._yes(passage, hypothesis, "contradict")
+        if self.config.calibrate:
+            support = _calibrated(support, self._calibration.support_yes)
+            contradict = _calibrated(contradict, self._calibration.contradict_yes)
+        probs = combine_yes_no(support, contradict, self.config.neutral_floor)
+        label = max(probs, key=lambda k: probs[k])
+        return NLIResult(label, probs, "llm_two_question")  # type: ignore[arg-type]
+
+
+class CrossEncoderJudge:
+    """MNLI-style sequence classification (e.g. ``cross-encoder/nli-deberta-v3-small``), batched, truncated."""
+
+    def __init__(self, model: str, batch_size: int = 16, max_length: int = 512) -> None:
+        self.model_id = model
+        self.batch_size = batch_size
+        self.max_length = max_length
+        self._tokenizer: Any = None
+        self._model: Any = None
+        self._label_of_index: dict[int, str] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def map_labels(id2label: dict[int, str]) -> dict[int, str]:
+        """Model label names → Lyra's three labels (case-insensitive; 'entail*', 'contra*', 'neutral')."""
+        mapping: dict[int, str] = {}
+        for index, name in id2label.items():
+            lowered = name.lower()
+            if lowered.startswith("entail"):
+                mapping[int(index)] = "entailment"
+            elif lowered.startswith("contra"):
+                mapping[int(index)] = "contradiction"
+            elif lowered.startswith("neutral"):
+                mapping[int(index)] = "neutral"
+        if sorted(mapping.values()) != sorted(LABELS):
+            raise ValueError(f"the model's labels {id2label} are not an entailment/neutral/contradiction set")
+        return mapping
+
+    def _load(self) -> None:
+        with self._lock:
+            if self._model is not None:
+                return
+            from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+            self._tokenizer = AutoTokenizer.from_pretrained(self.model_id)
+            model = AutoModelForSequenceClassification.from_pretrained(self.model_id)
+            model.eval()
+            self._label_of_index = self.map_labels(dict(model.config.id2label))
+            self._model = model
+
+    def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIResult]:
+        import torch
+
+        self._load()
+        results: list[NLIResult] = []
+        for start in range(0, len(pairs), self.batch_size):
+            batch = pairs[start : start + self.batch_size]
+            encoded = self._tokenizer(
+                [p for p, _ in batch],
+                [h for _, h in batch],
+                padding=True,
+                truncation="only_first",
+                max_length=self.max_length,
+                return_tensors="pt",
+            )
+            with torch.no_grad():
+                probs = torch.softmax(self._model(**encoded).logits, dim=-1).cpu().numpy()
+            for row in probs:
+                by_label = {self._label_of_index[i]: float(p) for i, p in enumerate(row) if i in self._label_of_index}
+                label = max(by_label, key=lambda k: by_label[k])
+                results.append(NLIResult(label, by_label, "cross_encoder"))  # type: ignore[arg-type]
+        return results

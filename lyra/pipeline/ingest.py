@@ -1,0 +1,362 @@
+"""The evidence pipeline: documents → pages → fragments (exact + near-duplicate dedup) → candidate pairs →
+NLI stance edges. Failures of one document or one pair are recorded and the run goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from lyra.core.errors import LyraError
+from lyra.core.ids import new_id, text_hash, validate_task_id
+from lyra.core.settings import Settings
+from lyra.graph.evidence import EvidenceRepository
+from lyra.graph.store import GraphStore
+from lyra.ml.cache import CachedJudge
+from lyra.ml.protocols import LLM, Embedder, NLIJudge, NLIResult
+from lyra.ml.ranking import CandidateRanker
+from lyra.ml.vector_index import FragmentIndex
+from lyra.models.graph import RELATION_FOR_LABEL, PageIn
+from lyra.pipeline.chunking import chunk_text
+from lyra.services.tasks import TaskService
+from lyra.sources.domains import DomainCategories
+from lyra.sources.local_files import SkippedDocument, SourceDocument, iter_documents
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+Progress = Callable[[str, int], None]  # (counter name, increment)
+EXACT_COSINE = 0.9999
+
+
+class SkippedItem(BaseModel):
+    item: str
+    reason: str
+
+
+class IngestReport(BaseModel):
+    task_id: str
+    cause_id: str
+    claims: list[str]
+    documents: int = 0
+    pages_new: int = 0
+    pages_existing: int = 0
+    fragments_new: int = 0
+    fragments_existing: int = 0
+    fragments_near_duplicate: int = 0
+    pairs_ranked: int = 0
+    pairs_judged: int = 0
+    pairs_from_cache: int = 0
+    edges: dict[str, int] = Field(default_factory=dict)
+    edges_existing: int = 0
+    skipped: list[SkippedItem] = Field(default_factory=list)
+    extracted_claims: list[str] = Field(default_factory=list)
+    seconds_total: float = 0.0
+    seconds_in_models: float = 0.0
+
+
+@dataclass
+class _Timer:
+    model_seconds: float = 0.0
+
+    def run(self, fn: Callable[[], T]) -> T:
+        start = time.perf_counter()
+        try:
+            return fn()
+        finally:
+            self.model_seconds += time.perf_counter() - start
+
+
+@dataclass
+class _Passage:
+    page_id: str
+    text: str
+    position: int
+    extraction_method: str
+    category: str
+    vector: Any = field(default=None, repr=False)
+
+
+class IngestService:
+    def __init__(
+        self,
+        settings: Settings,
+        store: GraphStore,
+        evidence: EvidenceRepository,
+        tasks: TaskService,
+        embedder: Embedder,
+        judge: NLIJudge,
+        index: FragmentIndex,
+        domains: DomainCategories,
+        ranker: CandidateRanker,
+        llm: LLM | None = None,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.evidence = evidence
+        self.tasks = tasks
+        self.embedder = embedder
+        self.judge = judge
+        self.index = index
+        self.domains = domains
+        self.ranker = ranker
+        self._llm = llm
+
+    @property
+    def llm(self) -> LLM:
+        if self._llm is None:
+            raise LyraError("claim extraction needs an LLM, and none is configured")
+        return self._llm
+
+    # ------------------------------------------------------------------ public
+    def ingest(
+        self,
+        paths: Sequence[Path],
+        task_id: str,
+        claims: Sequence[str] = (),
+        *,
+        hypothesis: str | None = None,
+        extract_claims: bool = False,
+        progress: Progress | None = None,
+    ) -> IngestReport:
+        """Ingest local documents into the task and judge the task's claims against the new fragments."""
+        validate_task_id(task_id)
+        start = time.perf_counter()
+        timer = _Timer()
+        tick: Progress = progress or (lambda _name, _n: None)
+        if not self.tasks.tasks.exists(task_id):
+            if not hypothesis:
+                hypothesis = claims[0] if claims else None
+            if not hypothesis:
+                raise LyraError(f"task {task_id!r} does not exist; give a hypothesis or --claim to create it")
+            self.tasks.create_task(task_id, hypothesis)
+            claims = [c for c in claims if c != hypothesis]
+        if claims:
+            self.tasks.add_claims(task_id, list(claims))
+        report = IngestReport(task_id=task_id, cause_id=new_id("ing"), claims=[])
+
+        documents: list[SourceDocument] = []
+        for item in iter_documents(list(paths)):
+            if isinstance(item, SkippedDocument):
+                report.skipped.append(SkippedItem(item=item.origin, reason=item.reason))
+                log.warning("skipped %s: %s", item.origin, item.reason)
+            else:
+                documents.append(item)
+            tick("documents", 1)
+        report.documents = len(documents)
+
+        fragment_ids = self._write_documents(documents, report, timer, tick)
+        if extract_claims and fragment_ids:
+            report.extracted_claims = self._extract_claims(task_id, fragment_ids, report, timer)
+        self._judge_claims(task_id, fragment_ids, report, timer, tick)
+        self.index.save()
+        report.seconds_total = time.perf_counter() - start
+        report.seconds_in_models = timer.model_seconds
+        return report
+
+    # ------------------------------------------------------------- documents
+    def _write_documents(
+        self, documents: list[SourceDocument], report: IngestReport, timer: _Timer, tick: Progress
+    ) -> list[str]:
+        if not documents:
+            return []
+        page_rows: list[dict[str, Any]] = []
+        kept: list[SourceDocument] = []
+        for doc in documents:
+            try:
+                page = PageIn(
+                    url=doc.url,
+                    doi=doc.doi,
+                    title=doc.title,
+                    year=doc.year,
+                    venue=doc.venue,
+                    page_type="academic"
+                    if doc.page_type == "academic"
+                    else "local"
+                    if doc.url.startswith("file:")
+                    else "web",
+                )
+            except ValueError as exc:
+                report.skipped.append(SkippedItem(item=doc.origin, reason=f"bad metadata: {exc}"))
+                continue
+            assert page.domain is not None
+            category = self.domains.category(page.domain)
+            page_rows.append({**page.model_dump(), "domain_category": category})
+            kept.append(doc)
+        if not kept:
+            return []
+        written = self.evidence.upsert_pages(page_rows)
+        report.pages_new += written.created
+        report.pages_existing += len(set(written.ids)) - written.created
+
+        passages: list[_Passage] = []
+        for doc, page_id, row in zip(kept, written.ids, page_rows, strict=True):
+            pieces = chunk_text(doc.text, max_chars=self.settings.chunk_max_chars)
+            if not pieces:
+                report.skipped.append(SkippedItem(item=doc.origin, reason="no passage long enough to judge"))
+                continue
+            passages.extend(
+                _Passage(page_id, p.text, p.position, doc.extraction_method, row["domain_category"]) for p in pieces
+            )
+        if not passages:
+            return []
+        vectors = timer.run(lambda: self.embedder.embed([p.text for p in passages]))
+        for passage, vector in zip(passages, vectors, strict=True):
+            passage.vector = vector
+
+        # Near-duplicates of already indexed fragments (and of earlier passages in this run) are not new
+        # fragments: the existing fragment is linked to the new page instead.
+        fragment_ids: list[str] = []
+        to_write: list[_Passage] = []
+        links: list[dict[str, str]] = []
+        threshold = self.settings.near_duplicate_threshold
+        hashes_seen: dict[str, int] = {}
+        batch_vectors: list[Any] = []
+        for passage in passages:
+            digest = text_hash(passage.text)
+            if digest in hashes_seen:
+                to_write.append(passage)  # exact duplicate: the text_hash MERGE links it
+                continue
+            near = self.index.near_duplicates(passage.vector[None, :], threshold)[0]
+            if near is not None and near[1] >= EXACT_COSINE:
+                near = None  # the same text again: the text_hash MERGE returns the existing fragment
+            if near is None and batch_vectors:
+                sims = np.asarray(batch_vectors) @ passage.vector
+                best = int(np.argmax(sims))
+                if sims[best] >= threshold:
+                    near = (f"pending:{best}", float(sims[best]))
+            if near is not None:
+                links.append({"fragment_id": near[0], "page_id": passage.page_id})
+                report.fragments_near_duplicate += 1
+                continue
+            hashes_seen[digest] = len(to_write)
+            batch_vectors.append(passage.vector)
+            to_write.append(passage)
+        result = self.evidence.upsert_fragments(
+            [
+                {
+                    "page_id": p.page_id,
+                    "text": p.text,
+                    "extraction_method": p.extraction_method,
+                    "position": p.position,
+                    "embedding": [float(x) for x in p.vector],
+                }
+                for p in to_write
+            ]
+        )
+        report.fragments_new += result.created
+        report.fragments_existing += len(set(result.ids)) - result.created
+        unique_first: dict[str, int] = {}
+        for i, fid in enumerate(result.ids):
+            unique_first.setdefault(fid, i)
+        # resolve links to passages written in this run ("pending:<n>" = n-th unique passage)
+        unique_order = list(unique_first)
+        for link in links:
+            if link["fragment_id"].startswith("pending:"):
+                link["fragment_id"] = unique_order[int(link["fragment_id"].split(":", 1)[1])]
+        if links:
+            self.store.run("evidence/link_fragment_to_page", {"rows": links})
+        self.index.add(
+            unique_order, np.asarray([to_write[unique_first[f]].vector for f in unique_order], dtype=np.float32)
+        )
+        fragment_ids = unique_order + [link["fragment_id"] for link in links]
+        tick("fragments", len(passages))
+        return list(dict.fromkeys(fragment_ids))
+
+    # ------------------------------------------------------------ claim extraction
+    def _extract_claims(
+        self,
+        task_id: str,
+        fragment_ids: list[str],
+        report: IngestReport,
+        timer: _Timer,
+        passages: int = 4,
+        max_new: int = 6,
+    ) -> list[str]:
+        """Ask the LLM for claims in the passages closest to the task's hypothesis; keep new, distinct ones."""
+        from lyra.pipeline.claims import ClaimExtractor
+
+        task = self.tasks.get_task(task_id)
+        existing = [c["text"] for c in self.store.run("confidence/claim_alpha_beta", {"task_id": task_id})]
+        rows = self.store.run("evidence/fragments_by_ids", {"ids": fragment_ids})
+        vectors = np.asarray([r["embedding"] for r in rows], dtype=np.float32)
+        topic_vector = timer.run(lambda: self.embedder.embed([task["hypothesis"]]))[0]
+        best = np.argsort(-(vectors @ topic_vector))[:passages]
+        extractor = ClaimExtractor(self.llm, self.settings.prompts_dir)
+        found: list[str] = []
+        for i in best:
+            try:
+                found.extend(timer.run(partial(extractor.extract, rows[int(i)]["text"], task["hypothesis"])))
+            except LyraError as exc:
+                report.skipped.append(SkippedItem(item=f"claim extraction from {rows[int(i)]['id']}", reason=str(exc)))
+        if not found:
+            return []
+        known = list(existing)
+        known_vectors = timer.run(lambda: self.embedder.embed(known)) if known else np.zeros((0, len(topic_vector)))
+        found_vectors = timer.run(lambda: self.embedder.embed(found))
+        new: list[str] = []
+        for text, vector in zip(found, found_vectors, strict=True):
+            if len(known_vectors) and float(np.max(known_vectors @ vector)) >= 0.9:
+                continue
+            new.append(text)
+            known_vectors = np.vstack([known_vectors, vector[None, :]]) if len(known_vectors) else vector[None, :]
+            if len(new) == max_new:
+                break
+        if new:
+            self.tasks.add_claims(task_id, new)
+        return new
+
+    # ----------------------------------------------------------------- judging
+    def _judge_claims(
+        self, task_id: str, fragment_ids: list[str], report: IngestReport, timer: _Timer, tick: Progress
+    ) -> None:
+        claims = self.store.run("confidence/claim_alpha_beta", {"task_id": task_id})
+        report.claims = [c["claim_id"] for c in claims]
+        if not fragment_ids or not claims:
+            return
+        rows = self.store.run("evidence/fragments_by_ids", {"ids": fragment_ids})
+        texts = [r["text"] for r in rows]
+        vectors = np.asarray([r["embedding"] for r in rows], dtype=np.float32)
+        claim_vectors = timer.run(lambda: self.embedder.embed([c["text"] for c in claims]))
+        pairs: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        for claim, claim_vector in zip(claims, claim_vectors, strict=True):
+            ranked = self.ranker.rank(claim["text"], claim_vector, texts, vectors, self.settings.nli_top_k)
+            pairs.extend((claim, rows[c.index]) for c in ranked)
+        report.pairs_ranked = len(pairs)
+        cache = self.judge.cache if isinstance(self.judge, CachedJudge) else None
+        hits_before = cache.hits if cache else 0
+        edges: list[dict[str, Any]] = []
+        for claim, fragment in pairs:
+            try:
+                result: NLIResult = timer.run(partial(self.judge.judge, [(fragment["text"], claim["text"])]))[0]
+            except LyraError as exc:
+                report.skipped.append(SkippedItem(item=f"pair {fragment['id']} / {claim['claim_id']}", reason=str(exc)))
+                continue
+            report.pairs_judged += 1
+            tick("pairs", 1)
+            edges.append(
+                {
+                    "fragment_id": fragment["id"],
+                    "claim_id": claim["claim_id"],
+                    "relation": RELATION_FOR_LABEL[result.label],
+                    "nli_label": result.label,
+                    "nli_confidence": round(result.confidence, 6),
+                    "source_domain_category": fragment["domain_category"],
+                    "cause_id": report.cause_id,
+                }
+            )
+        report.pairs_from_cache = (cache.hits - hits_before) if cache else 0
+        if edges:
+            written = self.evidence.create_stance_edges(edges)
+            report.edges_existing = len(edges) - written.created
+            counts = Counter(e["relation"] for e in edges)
+            report.edges = dict(counts)
+            tick("edges", written.created)
