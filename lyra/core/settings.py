@@ -39,6 +39,7 @@ class Settings(BaseSettings):
 
     # --- where Lyra keeps its files
     state_dir: Path = Field(default_factory=_default_state_dir)
+    models_dir: Path = Field(default_factory=lambda: _default_state_dir() / "models")  # the assembled GGUF
     cypher_dir: Path = PROJECT_ROOT / "cypher"
     config_dir: Path = PROJECT_ROOT / "config"
 
@@ -65,10 +66,11 @@ class Settings(BaseSettings):
     llm_threads: int = Field(default=2, ge=1, le=64)
     llm_context: int = Field(default=4096, ge=512)
     reranker_model: str | None = None
-    stance_mode: Literal["two_question", "three_way"] = "two_question"
-    stance_relevance_gate: float | None = Field(default=0.30, ge=0.0, le=1.0)
+    stance_mode: Literal["hybrid", "two_question", "three_way"] = "hybrid"
+    stance_relevance_gate: float | None = Field(default=0.35, ge=0.0, le=1.0)
     stance_premise_sentences: int | None = Field(default=3, ge=1)
     stance_calibrate: bool = True
+    stance_combiner: Path = PROJECT_ROOT / "config" / "stance_combiner.json"
 
     # --- pipeline
     chunk_max_chars: int = Field(default=900, ge=100)
@@ -83,10 +85,6 @@ class Settings(BaseSettings):
     @property
     def prompts_dir(self) -> Path:
         return self.config_dir / "prompts"
-
-    @property
-    def models_dir(self) -> Path:
-        return self.state_dir / "models"
 
     @field_validator("neo4j_uri")
     @classmethod

@@ -38,6 +38,7 @@ class Models:
             relevance_gate=s.stance_relevance_gate,
             premise_sentences=s.stance_premise_sentences,
             calibrate=s.stance_calibrate,
+            combiner=str(s.stance_combiner),
         )
 
     @cached_property

@@ -96,7 +96,11 @@ class LlamaCppLLM:
         return response
 
     def choose(self, messages: Sequence[dict[str, str]], options: Sequence[str]) -> TokenChoice:
-        response = self._complete({"prompt": chatml(messages), "n_predict": 1, "n_probs": 20})
+        return self.choose_raw(chatml(messages), options)
+
+    def choose_raw(self, prompt: str, options: Sequence[str]) -> TokenChoice:
+        """Continue ``prompt`` as plain text by one token and read the options' probabilities."""
+        response = self._complete({"prompt": prompt, "n_predict": 1, "n_probs": 20})
         choice = response["choices"][0]
         content = (choice.get("logprobs") or {}).get("content") or []
         top = [(t["token"], float(t["logprob"])) for t in (content[0]["top_logprobs"] if content else [])]
@@ -143,6 +147,22 @@ class OllamaLLM:
             top = [(t["token"], float(t["logprob"])) for t in logprobs[0].get("top_logprobs", [])]
             return TokenChoice(text=text, probs=option_probabilities(top, options))
         # An Ollama without log-probabilities: the answer alone, with its probability unknown (uniform).
+        return TokenChoice(text=text, probs=option_probabilities([(text, 0.0)], options))
+
+    def choose_raw(self, prompt: str, options: Sequence[str]) -> TokenChoice:
+        response = self._get().generate(
+            model=self._model,
+            prompt=prompt,
+            raw=True,
+            options={"temperature": 0, "num_predict": 1},
+            logprobs=True,
+            top_logprobs=20,
+        )
+        text = str(response["response"])
+        logprobs = response.get("logprobs") or []
+        if logprobs:
+            top = [(t["token"], float(t["logprob"])) for t in logprobs[0].get("top_logprobs", [])]
+            return TokenChoice(text=text, probs=option_probabilities(top, options))
         return TokenChoice(text=text, probs=option_probabilities([(text, 0.0)], options))
 
     def generate_json(self, messages: Sequence[dict[str, str]], schema: dict[str, Any], max_tokens: int = 512) -> Any:

@@ -30,8 +30,10 @@ import numpy as np
 import yaml
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from lyra.core.errors import ConfigError
 from lyra.core.text import split_sentences
 from lyra.ml.protocols import LABELS, LLM, Embedder, NLIResult
+from lyra.ml.stance_features import StanceCombiner, features
 
 log = logging.getLogger(__name__)
 
@@ -47,12 +49,13 @@ def prompt_environment(prompts_dir: Path) -> Environment:
 
 @dataclass
 class StanceJudgeConfig:
-    mode: str = "two_question"  # two_question | three_way
-    relevance_gate: float | None = 0.30  # cosine below which a pair is NEUTRAL without the LLM
+    mode: str = "hybrid"  # hybrid | two_question | three_way
+    relevance_gate: float | None = 0.35  # cosine below which a pair is NEUTRAL without the LLM
     premise_sentences: int | None = 3  # best-matching sentences shown to the LLM (None: whole premise)
     calibrate: bool = True  # contextual calibration of the yes/no probabilities
     examples: int = 6  # few-shot examples used
     neutral_floor: float = 0.10  # neutral probability mass kept when one question says yes
+    combiner: str | None = None  # path of the fitted StanceCombiner weights (hybrid mode)
 
     def fingerprint(self) -> str:
         return hashlib.sha256(repr(sorted(self.__dict__.items())).encode()).hexdigest()[:12]
@@ -109,6 +112,14 @@ class LLMStanceJudge:
         token = secrets.token_hex(4)  # per-session random delimiters around untrusted text
         self._open, self._close = f"<<passage-{token}>>", f"<</passage-{token}>>"
         self._calibration = _Calibration()
+        self._combiner: StanceCombiner | None = None
+        if self.config.mode == "hybrid":
+            if not self.config.combiner or not Path(self.config.combiner).exists():
+                raise ConfigError(
+                    "the hybrid stance judge needs fitted weights (config/stance_combiner.json)",
+                    hint="run `lyra eval fit-stance`, or set LYRA_STANCE_MODE=two_question",
+                )
+            self._combiner = StanceCombiner.load(Path(self.config.combiner))
 
     # ----------------------------------------------------------------- prompts
     def _messages(self, template: str, passage: str, claim: str, question: str = "") -> list[dict[str, str]]:
@@ -119,7 +130,7 @@ class LLMStanceJudge:
                 examples=examples, passage=clean, claim=claim, open_tag=self._open, close_tag=self._close
             )
         else:
-            examples = [{**ex, "answer": ex[question]} for ex in self._examples]
+            examples = self._examples
             text = self._question.render(
                 question=question,
                 examples=examples,
@@ -131,8 +142,9 @@ class LLMStanceJudge:
         return [{"role": "user", "content": text}]
 
     def _yes(self, passage: str, claim: str, question: str) -> float:
-        choice = self.llm.choose(self._messages("question", passage, claim, question), ["yes", "no"])
-        return choice.probs["yes"]
+        # The few-shot pattern is continued as plain text (no chat turn), so the next token is the answer.
+        prompt = self._messages("question", passage, claim, question)[0]["content"]
+        return self.llm.choose_raw(prompt, ["yes", "no"]).probs["yes"]
 
     def _ensure_calibration(self) -> None:
         cal = self._calibration
@@ -165,14 +177,21 @@ class LLMStanceJudge:
     def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIResult]:
         return [self.judge_one(p, h) for p, h in pairs]
 
+    def _gated(self, relevance: float) -> NLIResult:
+        """NEUTRAL without asking the LLM: the passage is too far from the claim. The further below the
+        gate, the surer (0.6 at the gate, capped at 0.95)."""
+        gate = self.config.relevance_gate or 0.0
+        neutral = min(0.95, 0.6 + (gate - relevance))
+        rest = (1 - neutral) / 2
+        return NLIResult("neutral", {"entailment": rest, "contradiction": rest, "neutral": neutral}, "relevance_gate")
+
     def judge_one(self, premise: str, hypothesis: str) -> NLIResult:
+        if self._combiner is not None:
+            return self._judge_hybrid(premise, hypothesis)
         passage, relevance = self._select(premise, hypothesis)
         gate = self.config.relevance_gate
         if gate is not None and relevance < gate:
-            neutral = min(0.95, 0.6 + (gate - relevance))
-            rest = (1 - neutral) / 2
-            probs = {"entailment": rest, "contradiction": rest, "neutral": neutral}
-            return NLIResult("neutral", probs, "relevance_gate")
+            return self._gated(relevance)
         if self.config.mode == "three_way":
             choice = self.llm.choose(self._messages("three_way", passage, hypothesis), list(LABELS))
             probs = dict(choice.probs)
@@ -187,6 +206,28 @@ class LLMStanceJudge:
         probs = combine_yes_no(support, contradict, self.config.neutral_floor)
         label = max(probs, key=lambda k: probs[k])
         return NLIResult(label, probs, "llm_two_question")  # type: ignore[arg-type]
+
+    def hybrid_features(self, premise: str, hypothesis: str) -> tuple[np.ndarray, float]:
+        """The feature vector of the hybrid judge, and the best sentence similarity (for the gate)."""
+        sentences = split_sentences(premise) or [premise]
+        vectors = self.embedder.embed([hypothesis, *sentences])
+        sims = (vectors[1:] @ vectors[0]).tolist()
+        relevance = max(sims)
+        gate = self.config.relevance_gate
+        if gate is not None and relevance < gate:
+            return np.zeros(0), relevance
+        support = self._yes(premise, hypothesis, "support")
+        contradict = self._yes(premise, hypothesis, "contradict")
+        return features(support, contradict, sims, sentences, hypothesis), relevance
+
+    def _judge_hybrid(self, premise: str, hypothesis: str) -> NLIResult:
+        assert self._combiner is not None
+        x, relevance = self.hybrid_features(premise, hypothesis)
+        if len(x) == 0:
+            return self._gated(relevance)
+        probs = self._combiner.probabilities(x)
+        label = max(probs, key=lambda k: probs[k])
+        return NLIResult(label, probs, "llm_hybrid")  # type: ignore[arg-type]
 
 
 class CrossEncoderJudge:

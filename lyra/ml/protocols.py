@@ -62,6 +62,10 @@ class LLM(Protocol):
         """Answer with exactly one of ``options``; return the model's probability for each option."""
         ...
 
+    def choose_raw(self, prompt: str, options: Sequence[str]) -> TokenChoice:
+        """Continue a plain-text prompt by one token; probability of each option."""
+        ...
+
     def generate_json(self, messages: Sequence[dict[str, str]], schema: dict[str, Any], max_tokens: int = 512) -> Any:
         """Generate JSON that conforms to ``schema`` (grammar-constrained) and return it parsed."""
         ...

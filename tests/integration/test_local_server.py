@@ -21,7 +21,12 @@ MANAGED_TEST_URI = "bolt://127.0.0.1:7688"
 def lyra(*args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
     return subprocess.run(
-        [sys.executable, "-m", "lyra", *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300,
+        [sys.executable, "-m", "lyra", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=300,
         check=False,
     )
 

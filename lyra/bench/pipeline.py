@@ -1,0 +1,107 @@
+"""Benchmark: pipeline throughput, and how much of its wall time is spent inside the models.
+
+Runs the real pipeline (real Neo4j, real offline models) on a corpus into a throw-away task, with an
+empty NLI cache and FAISS index in a temporary state folder, then judges the same pairs again with the
+bare judge to measure the raw NLI throughput in the same run.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import tempfile
+import time
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from lyra.bootstrap import Services, build_services
+from lyra.core.settings import Settings
+
+
+class PipelineBenchResult(BaseModel):
+    corpus: str
+    documents: int
+    fragments: int
+    pairs_judged: int
+    seconds_total: float
+    seconds_in_models: float
+    share_in_models: float
+    documents_per_second: float
+    fragments_per_second: float
+    pairs_per_second: float
+    raw_judge_pairs_per_second: float
+
+
+_SUBJECTS = ["drug A", "the exercise programme", "the reading app", "the tax", "the vaccine", "the diet", "tutoring"]
+_OUTCOMES = ["blood pressure", "test scores", "mortality", "sleep duration", "weight", "absenteeism", "recovery"]
+_VERBS = ["lowered", "did not change", "raised", "was associated with lower", "had no effect on", "improved"]
+
+
+def write_synthetic_corpus(folder: Path, passages: int, seed: int = 5) -> None:
+    """JSONL abstracts built from templates (synthetic; only for throughput measurement)."""
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    per_file = 1000
+    for start in range(0, passages, per_file):
+        lines = []
+        for i in range(start, min(start + per_file, passages)):
+            s, o, v = rng.choice(_SUBJECTS), rng.choice(_OUTCOMES), rng.choice(_VERBS)
+            n = rng.randint(40, 4000)
+            low, high = rng.uniform(-12, -1), rng.uniform(1, 12)
+            place = rng.choice(["Norway", "Chile", "Kenya", "Japan"])
+            text = (
+                f"Study {i}: in {n} participants, {s} {v} {o} compared with control "
+                f"(difference {rng.uniform(-9, 9):.1f}, 95% CI {low:.1f} to {high:.1f}). "
+                f"Follow-up lasted {rng.randint(4, 104)} weeks in {place}."
+            )
+            lines.append(
+                json.dumps(
+                    {
+                        "title": f"Synthetic study {i}",
+                        "abstract": text,
+                        "year": 2000 + i % 25,
+                        "url": f"https://bench.example.org/study/{i}",
+                    }
+                )
+            )
+        (folder / f"part_{start // per_file:03d}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def run_pipeline_bench(settings: Settings, corpus: Path, claims: list[str], label: str) -> PipelineBenchResult:
+    task_id = "bench_pipeline"
+    with tempfile.TemporaryDirectory(prefix="lyra-bench-") as state:
+        services: Services = build_services(settings.model_copy(update={"state_dir": Path(state)}))
+        try:
+            if services.tasks.tasks.exists(task_id):
+                services.cleanup.cleanup(task_id, "hard")
+            services.tasks.create_task(task_id, "pipeline benchmark", hypothesis_as_claim=False)
+            report = services.ingest.ingest([corpus], task_id, claims)
+            # the same pairs again through the bare (uncached) judge: raw NLI throughput in this run
+            records, _, _ = services.store.driver.execute_query(
+                "MATCH (:Task {id: $t})-[:HAS_CLAIM]->(c:Claim)<-[r]-(f:Fragment) RETURN f.text AS p, c.text AS h",
+                t=task_id,
+                database_=services.store.database,
+            )
+            pairs = [(r["p"], r["h"]) for r in records]
+            start = time.perf_counter()
+            services.models.nli.judge(pairs)
+            raw_seconds = time.perf_counter() - start
+            services.cleanup.cleanup(task_id, "hard")
+        finally:
+            services.close()
+    fragments = report.fragments_new + report.fragments_existing + report.fragments_near_duplicate
+    total = report.seconds_total
+    return PipelineBenchResult(
+        corpus=label,
+        documents=report.documents,
+        fragments=fragments,
+        pairs_judged=report.pairs_judged,
+        seconds_total=total,
+        seconds_in_models=report.seconds_in_models,
+        share_in_models=report.seconds_in_models / total if total else 0.0,
+        documents_per_second=report.documents / total,
+        fragments_per_second=fragments / total,
+        pairs_per_second=report.pairs_judged / total,
+        raw_judge_pairs_per_second=len(pairs) / raw_seconds if raw_seconds else 0.0,
+    )

@@ -1,0 +1,132 @@
+"""The evidence pipeline end to end on the real Neo4j and the real offline models (embedder + local LLM).
+
+Kept small (a handful of documents, top-k 3) because every judged pair costs about a second of LLM time.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lyra.bootstrap import Services, build_services
+from lyra.core.settings import Settings
+from lyra.pipeline.fragment_index import open_fragment_index
+
+pytestmark = [pytest.mark.neo4j, pytest.mark.models]
+
+SUPPORT = (
+    "In a randomised trial of 640 adults with hypertension, drug Q lowered systolic blood pressure by 11 mmHg "
+    "compared with placebo after 12 weeks (95% CI 8 to 14; p<0.001)."
+)
+NULL = (
+    "In a second trial of 520 adults, drug Q did not lower systolic blood pressure compared with placebo "
+    "(mean difference -0.6 mmHg, 95% CI -2.9 to 1.7; p=0.61)."
+)
+OFF_TOPIC = "Tomato seedlings need warm soil, steady watering and at least eight hours of direct sun a day to thrive."
+CLAIM = "Drug Q lowers systolic blood pressure in adults with hypertension."
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("corpus")
+    (root / "trial.txt").write_text(f"{SUPPORT}\n")
+    (root / "garden.txt").write_text(OFF_TOPIC + "\n")
+    (root / "news.html").write_text(
+        "<html><head><title>Drug Q news</title></head><body><nav>Home | About | Contact</nav>"
+        f"<article><h1>Second trial of drug Q</h1><p>{NULL}</p></article>"
+        "<footer>Copyright 2026. We use cookies.</footer></body></html>"
+    )
+    (root / "abstracts.jsonl").write_text(
+        json.dumps(
+            {
+                "title": "Drug Q trial",
+                "abstract": SUPPORT,
+                "doi": "10.5555/test.q1",
+                "year": 2024,
+                "venue": "Example Journal",
+                "url": "https://journals.example.org/q1",
+            }
+        )
+        + "\n"
+    )
+    (root / "broken.txt").write_bytes(b"\xff\xfe broken \x80")
+    return root
+
+
+@pytest.fixture(scope="module")
+def pipeline(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Services]:
+    state = tmp_path_factory.mktemp("state")
+    svc = build_services(settings.model_copy(update={"state_dir": state, "nli_top_k": 3}), apply_schema=False)
+    yield svc
+    svc.close()
+
+
+def edges_of(services: Services, task_id: str) -> list[dict[str, object]]:
+    records, _, _ = services.store.driver.execute_query(
+        "MATCH (:Task {id: $t})-[:HAS_CLAIM]->(c:Claim)<-[r]-(f:Fragment)-[:EXTRACTED_FROM]->(p:Page) "
+        "RETURN type(r) AS relation, r.nli_label AS label, r.nli_confidence AS confidence, "
+        "r.source_domain_category AS category, r.cause_id AS cause, f.text AS text, p.url AS url",
+        t=task_id,
+        database_=services.store.database,
+    )
+    return [r.data() for r in records]
+
+
+def test_ingest_builds_stance_edges_and_reports_skips(graph: Services, pipeline: Services, corpus: Path) -> None:
+    report = pipeline.ingest.ingest([corpus], "drug_q", [CLAIM])
+    assert report.documents == 4
+    assert any("broken.txt" in s.item and "UTF-8" in s.reason for s in report.skipped)
+    assert report.fragments_new == 3  # the abstract repeats the Markdown passage: one fragment, two pages
+    assert report.pairs_judged == 3
+    edges = edges_of(pipeline, "drug_q")
+    assert len(edges) == 3
+
+    def relation_of(passage: str) -> object:
+        (edge,) = [e for e in edges if passage in str(e["text"])]
+        return edge["relation"]
+
+    assert relation_of(SUPPORT) == "SUPPORTS"
+    assert relation_of(NULL) == "REFUTES"
+    assert relation_of(OFF_TOPIC) == "NEUTRAL"
+    assert all("cookies" not in str(e["text"]) for e in edges)  # HTML boilerplate was dropped
+    for edge in edges:
+        assert 0.0 < float(edge["confidence"]) <= 1.0  # type: ignore[arg-type]
+        assert edge["cause"] == report.cause_id
+        assert edge["category"] in ("academic", "unverified")
+    (claim,) = pipeline.materials.claim_confidences("drug_q")
+    assert claim.supports_count == 1 and claim.refutes_count == 1 and claim.neutral_count == 1
+
+
+def test_rerunning_an_ingest_creates_nothing_new_and_judges_nothing_again(pipeline: Services, corpus: Path) -> None:
+    again = pipeline.ingest.ingest([corpus], "drug_q")
+    assert again.pages_new == 0 and again.fragments_new == 0
+    assert again.pairs_from_cache == again.pairs_judged == 3
+    assert again.edges_existing == 3
+    assert len(edges_of(pipeline, "drug_q")) == 3
+
+
+def test_near_duplicate_passage_links_the_existing_fragment(pipeline: Services, tmp_path: Path) -> None:
+    (tmp_path / "mirror.txt").write_text(SUPPORT.replace("640 adults", "640 adult patients") + "\n")
+    report = pipeline.ingest.ingest([tmp_path], "drug_q")
+    assert report.fragments_near_duplicate == 1 and report.fragments_new == 0
+    records, _, _ = pipeline.store.driver.execute_query(
+        "MATCH (f:Fragment {text: $t})-[:EXTRACTED_FROM]->(p:Page) RETURN count(p) AS pages",
+        t=SUPPORT,
+        database_=pipeline.store.database,
+    )
+    assert records[0]["pages"] == 3  # the text file, the abstract, and now the mirror
+
+
+def test_faiss_index_is_rebuilt_from_neo4j_when_lost(pipeline: Services) -> None:
+    index = pipeline.ingest.index
+    before = len(index)
+    assert before >= 3
+    shutil.rmtree(index.path.parent)  # type: ignore[union-attr]
+    rebuilt = open_fragment_index(pipeline.store, index.path, index.dimension)  # type: ignore[arg-type]
+    assert len(rebuilt) == before
+    vector = pipeline.models.embedder.embed([NULL])
+    assert rebuilt.search(vector, k=1)[0][0][1] > 0.99
