@@ -393,9 +393,13 @@ app.add_typer(eval_app, name="eval")
 @handle_errors
 def eval_fit_stance(
     dataset: Path = typer.Option(Path("config/eval/nli_stance_set.jsonl"), "--set", help="labelled JSONL"),
+    train: list[Path] = typer.Option(
+        [Path("config/eval/nli_stance_train.jsonl")], "--train", help="extra training JSONL, used whole"
+    ),
     output: Path = typer.Option(Path("config/stance_combiner.json"), "--out"),
 ) -> None:
-    """Fit the hybrid stance judge's combiner on the DEV half (even lines) of the labelled set."""
+    """Fit the hybrid stance judge's combiner on the training set(s) plus the DEV half (even lines) of the
+    evaluation set; the test half (odd lines) stays held out."""
     import numpy as np
     from rich.progress import Progress
 
@@ -410,6 +414,9 @@ def eval_fit_stance(
     judge = models.nli
     assert isinstance(judge, LLMStanceJudge)
     pairs = [p for i, p in enumerate(load_pairs(dataset)) if i % 2 == 0]
+    for extra in train:
+        if extra.exists():
+            pairs.extend(load_pairs(extra))
     xs: list[Any] = []
     labels: list[str] = []
     with Progress(console=err, transient=True) as bar:
@@ -421,7 +428,10 @@ def eval_fit_stance(
                 xs.append(x)
                 labels.append(pair.label)
     combiner = StanceCombiner.fit(np.asarray(xs), labels)
-    combiner.save(output, f"fitted on {len(xs)} dev pairs of {dataset} (even lines) with {judge.llm.model_id}")
+    sources = ", ".join([f"{dataset} (even lines)", *(str(t) for t in train if t.exists())])
+    combiner.save(
+        output, f"fitted on {len(xs)} pairs past the relevance gate from {sources}, with {judge.llm.model_id}"
+    )
     out.print(f"wrote {output} ({len(xs)} training pairs)")
 
 

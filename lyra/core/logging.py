@@ -14,3 +14,5 @@ def configure_logging(level: str = "INFO") -> None:
     root.setLevel(level.upper())
     # The driver is chatty at INFO about routing/notifications.
     logging.getLogger("neo4j").setLevel(logging.WARNING)
+    for chatty in ("faiss", "faiss.loader", "sentence_transformers", "transformers", "httpx", "trafilatura"):
+        logging.getLogger(chatty).setLevel(logging.WARNING)

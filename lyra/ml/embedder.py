@@ -32,8 +32,12 @@ class SentenceTransformerEmbedder:
             if self._model is None:
                 if Path(self._source).exists():
                     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
                 import torch
+                import transformers
                 from sentence_transformers import SentenceTransformer
+
+                transformers.utils.logging.disable_progress_bar()
 
                 if self._threads:
                     torch.set_num_threads(self._threads)

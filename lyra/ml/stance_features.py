@@ -28,7 +28,7 @@ _NULL_PHRASES = re.compile(
     r"no\s+(?:statistically\s+)?significant|not\s+(?:statistically\s+)?significant(?:ly)?|non-?significant|"
     r"no\s+(?:clear|meaningful|measurable|detectable|appreciable|consistent|overall|material)?\s*"
     r"(?:difference|effect|association|benefit|change|improvement|reduction|increase|impact|advantage|link)s?|"
-    r"failed\s+to|no\s+evidence|did\s+not\s+differ|unchanged|neither|nor\s+did|"
+    r"failed\s+to|no\s+(?:evidence|sign|signs|indication)|did\s+not\s+differ|unchanged|neither|nor\s+did|"
     r"similar|comparable|indistinguishable|not\s+distinguishable|equivalent|null\s+(?:result|finding|effect)|"
     r"did\s+not\s+change|no\s+longer|unrelated|not\s+related|was\s+not\s+linked|no\s+more\s+likely|"
     r"non-?inferior|remained\s+(?:stable|unchanged|similar)"

@@ -8,6 +8,11 @@ from dataclasses import dataclass
 from lyra.core.text import split_sentences
 
 
+def _looks_like_heading(paragraph: str) -> bool:
+    """A short line without closing punctuation: a title, a section heading, a byline."""
+    return len(paragraph) <= 120 and not paragraph.rstrip().endswith((".", "!", "?", ":", ";", '"', "'", ")"))
+
+
 @dataclass(frozen=True)
 class Passage:
     text: str
@@ -24,8 +29,8 @@ def chunk_text(text: str, max_chars: int = 900, overlap_sentences: int = 1, min_
     for paragraph in paragraphs:
         paragraph = f"{carry} {paragraph}".strip() if carry else paragraph
         carry = ""
-        if len(paragraph) < min_chars:
-            carry = paragraph
+        if len(paragraph) < min_chars or _looks_like_heading(paragraph):
+            carry = paragraph  # headings and bylines travel with the paragraph that follows them
             continue
         if len(paragraph) <= max_chars:
             windows.append(paragraph)

@@ -69,7 +69,7 @@ def edges_of(services: Services, task_id: str) -> list[dict[str, object]]:
     records, _, _ = services.store.driver.execute_query(
         "MATCH (:Task {id: $t})-[:HAS_CLAIM]->(c:Claim)<-[r]-(f:Fragment)-[:EXTRACTED_FROM]->(p:Page) "
         "RETURN type(r) AS relation, r.nli_label AS label, r.nli_confidence AS confidence, "
-        "r.source_domain_category AS category, r.cause_id AS cause, f.text AS text, p.url AS url",
+        "r.source_domain_category AS category, r.cause_id AS cause, f.text AS text, collect(p.url) AS urls",
         t=task_id,
         database_=services.store.database,
     )
@@ -128,5 +128,12 @@ def test_faiss_index_is_rebuilt_from_neo4j_when_lost(pipeline: Services) -> None
     shutil.rmtree(index.path.parent)  # type: ignore[union-attr]
     rebuilt = open_fragment_index(pipeline.store, index.path, index.dimension)  # type: ignore[arg-type]
     assert len(rebuilt) == before
-    vector = pipeline.models.embedder.embed([NULL])
-    assert rebuilt.search(vector, k=1)[0][0][1] > 0.99
+    records, _, _ = pipeline.store.driver.execute_query(
+        "MATCH (f:Fragment) WHERE f.text CONTAINS $t RETURN f.id AS id, f.text AS text",
+        t=NULL,
+        database_=pipeline.store.database,
+    )
+    (fragment,) = records
+    (best,) = rebuilt.search(pipeline.models.embedder.embed([fragment["text"]]), k=1)[0]
+    assert best[0] == fragment["id"]
+    assert best[1] > 0.999
