@@ -37,7 +37,7 @@ class SentenceTransformerEmbedder:
                 import transformers
                 from sentence_transformers import SentenceTransformer
 
-                transformers.utils.logging.disable_progress_bar()
+                transformers.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
 
                 if self._threads:
                     torch.set_num_threads(self._threads)
