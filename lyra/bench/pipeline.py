@@ -13,10 +13,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, SecretStr
 
 from lyra.bootstrap import Services, build_services
 from lyra.core.settings import Settings
+from lyra.graph.connection import resolve_connection
 
 
 class PipelineBenchResult(BaseModel):
@@ -33,6 +34,7 @@ class PipelineBenchResult(BaseModel):
     raw_judge_pairs_per_second: float
 
 
+SYNTHETIC_URL = "https://bench.example.org/study/"
 _SUBJECTS = ["drug A", "the exercise programme", "the reading app", "the tax", "the vaccine", "the diet", "tutoring"]
 _OUTCOMES = ["blood pressure", "test scores", "mortality", "sleep duration", "weight", "absenteeism", "recovery"]
 _VERBS = ["lowered", "did not change", "raised", "was associated with lower", "had no effect on", "improved"]
@@ -61,7 +63,7 @@ def write_synthetic_corpus(folder: Path, passages: int, seed: int = 5) -> None:
                         "title": f"Synthetic study {i}",
                         "abstract": text,
                         "year": 2000 + i % 25,
-                        "url": f"https://bench.example.org/study/{i}",
+                        "url": f"{SYNTHETIC_URL}{i}",
                     }
                 )
             )
@@ -70,8 +72,17 @@ def write_synthetic_corpus(folder: Path, passages: int, seed: int = 5) -> None:
 
 def run_pipeline_bench(settings: Settings, corpus: Path, claims: list[str], label: str) -> PipelineBenchResult:
     task_id = "bench_pipeline"
+    info, password = resolve_connection(settings)  # the managed instance is found via the real state folder
     with tempfile.TemporaryDirectory(prefix="lyra-bench-") as state:
-        services: Services = build_services(settings.model_copy(update={"state_dir": Path(state)}))
+        bench_settings = settings.model_copy(
+            update={
+                "state_dir": Path(state),  # empty FAISS index and NLI cache
+                "neo4j_uri": info.uri,
+                "neo4j_username": info.username,
+                "neo4j_password": SecretStr(password),
+            }
+        )
+        services: Services = build_services(bench_settings)
         try:
             if services.tasks.tasks.exists(task_id):
                 services.cleanup.cleanup(task_id, "hard")
@@ -88,6 +99,9 @@ def run_pipeline_bench(settings: Settings, corpus: Path, claims: list[str], labe
             services.models.nli.judge(pairs)
             raw_seconds = time.perf_counter() - start
             services.cleanup.cleanup(task_id, "hard")
+            services.store.run(
+                "cleanup/delete_pages_by_url_prefix", {"prefix": SYNTHETIC_URL, "batch_size": 5000}
+            )
         finally:
             services.close()
     fragments = report.fragments_new + report.fragments_existing + report.fragments_near_duplicate

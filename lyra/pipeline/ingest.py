@@ -219,7 +219,7 @@ class IngestService:
         links: list[dict[str, str]] = []
         threshold = self.settings.near_duplicate_threshold
         hashes_seen: dict[str, int] = {}
-        batch_vectors: list[Any] = []
+        batch = FragmentIndex(vectors.shape[1], None, kind="flat")  # this run's new passages, exact search
         for passage in passages:
             digest = text_hash(passage.text)
             if digest in hashes_seen:
@@ -228,17 +228,14 @@ class IngestService:
             near = self.index.near_duplicates(passage.vector[None, :], threshold)[0]
             if near is not None and near[1] >= EXACT_COSINE:
                 near = None  # the same text again: the text_hash MERGE returns the existing fragment
-            if near is None and batch_vectors:
-                sims = np.asarray(batch_vectors) @ passage.vector
-                best = int(np.argmax(sims))
-                if sims[best] >= threshold:
-                    near = (f"pending:{best}", float(sims[best]))
+            if near is None:
+                near = batch.near_duplicates(passage.vector[None, :], threshold)[0]
             if near is not None:
                 links.append({"fragment_id": near[0], "page_id": passage.page_id})
                 report.fragments_near_duplicate += 1
                 continue
             hashes_seen[digest] = len(to_write)
-            batch_vectors.append(passage.vector)
+            batch.add([f"pending:{len(batch)}"], passage.vector[None, :])
             to_write.append(passage)
         result = self.evidence.upsert_fragments(
             [

@@ -137,3 +137,37 @@ def test_faiss_index_is_rebuilt_from_neo4j_when_lost(pipeline: Services) -> None
     (best,) = rebuilt.search(pipeline.models.embedder.embed([fragment["text"]]), k=1)[0]
     assert best[0] == fragment["id"]
     assert best[1] > 0.999
+
+
+def test_research_command_extracts_claims_and_prints_materials(
+    graph: Services, settings: Settings, corpus: Path, tmp_path: Path
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {
+        **os.environ,
+        "NEO4J_URI": str(settings.neo4j_uri),
+        "NEO4J_USERNAME": settings.neo4j_username,
+        "NEO4J_PASSWORD": settings.neo4j_password.get_secret_value() if settings.neo4j_password else "",
+        "LYRA_STATE_DIR": str(tmp_path),
+        "LYRA_MODELS_DIR": str(settings.models_dir),
+        "LYRA_NLI_TOP_K": "2",
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "lyra", "research", "Does drug Q lower blood pressure?", "--corpus", str(corpus),
+         "--task", "research_q", "--extract-claims"],
+        capture_output=True, text=True, env=env, timeout=900, check=False,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "research_q: 4 documents" in result.stdout
+    assert "broken.txt" in result.stdout  # the skipped file is listed with its reason
+    claims = pipeline_claims(graph, "research_q")
+    assert claims[0] == "Does drug Q lower blood pressure?"
+    assert len(claims) >= 2  # at least one claim proposed by the LLM (JSON-schema constrained)
+    assert all(10 <= len(c) <= 300 for c in claims)
+
+
+def pipeline_claims(services: Services, task_id: str) -> list[str]:
+    return [c.text for c in services.materials.claim_confidences(task_id)]
