@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from lyra.bootstrap import Services
+from lyra.core.settings import Settings
 from lyra.models.confidence import EdgeEvidence
 
 
@@ -49,3 +54,31 @@ def write_edges(
             database_=services.store.database,
         )
     return ids
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def neo4j_env(settings: Settings) -> dict[str, str]:
+    """Environment variables pointing a `lyra` subprocess at the Neo4j under test."""
+    return {
+        "NEO4J_URI": str(settings.neo4j_uri),
+        "NEO4J_USERNAME": settings.neo4j_username,
+        "NEO4J_PASSWORD": settings.neo4j_password.get_secret_value() if settings.neo4j_password else "",
+    }
+
+
+def run_lyra(
+    *args: str, env: dict[str, str] | None = None, without_neo4j_env: bool = False, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """Run the real `lyra` command line in a subprocess, from the repository root."""
+    base = {k: v for k, v in os.environ.items() if not (without_neo4j_env and k.startswith("NEO4J_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "lyra", *args],
+        capture_output=True,
+        text=True,
+        env={**base, **(env or {})},
+        cwd=ROOT,
+        timeout=timeout,
+        check=False,
+    )

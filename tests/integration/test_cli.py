@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,26 +11,13 @@ import pytest
 from lyra.bootstrap import Services
 from lyra.core.settings import Settings
 
+from .helpers import ROOT, neo4j_env, run_lyra
+
 pytestmark = pytest.mark.neo4j
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def lyra(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "NEO4J_URI": str(settings.neo4j_uri),
-        "NEO4J_USERNAME": settings.neo4j_username,
-        "NEO4J_PASSWORD": settings.neo4j_password.get_secret_value() if settings.neo4j_password else "",
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "lyra", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=300,
-        check=False,
-    )
+    return run_lyra(*args, env=neo4j_env(settings))
 
 
 def test_graph_load_then_materials_json(graph: Services, settings: Settings) -> None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,22 +11,14 @@ from lyra.core.errors import Neo4jServerError
 from lyra.core.settings import Settings, load_settings
 from lyra.graph.server import LocalNeo4j
 
+from .helpers import run_lyra
+
 pytestmark = pytest.mark.neo4j
-ROOT = Path(__file__).resolve().parents[2]
 MANAGED_TEST_URI = "bolt://127.0.0.1:7688"
 
 
 def lyra(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
-    return subprocess.run(
-        [sys.executable, "-m", "lyra", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=300,
-        check=False,
-    )
+    return run_lyra(*args, without_neo4j_env=True)
 
 
 @pytest.fixture

@@ -16,6 +16,8 @@ from lyra.bootstrap import Services, build_services
 from lyra.core.settings import Settings
 from lyra.pipeline.fragment_index import open_fragment_index
 
+from .helpers import neo4j_env, run_lyra
+
 pytestmark = [pytest.mark.neo4j, pytest.mark.models]
 
 SUPPORT = (
@@ -142,23 +144,22 @@ def test_faiss_index_is_rebuilt_from_neo4j_when_lost(pipeline: Services) -> None
 def test_research_command_extracts_claims_and_prints_materials(
     graph: Services, settings: Settings, corpus: Path, tmp_path: Path
 ) -> None:
-    import os
-    import subprocess
-    import sys
-
     env = {
-        **os.environ,
-        "NEO4J_URI": str(settings.neo4j_uri),
-        "NEO4J_USERNAME": settings.neo4j_username,
-        "NEO4J_PASSWORD": settings.neo4j_password.get_secret_value() if settings.neo4j_password else "",
+        **neo4j_env(settings),
         "LYRA_STATE_DIR": str(tmp_path),
         "LYRA_MODELS_DIR": str(settings.models_dir),
         "LYRA_NLI_TOP_K": "2",
     }
-    result = subprocess.run(
-        [sys.executable, "-m", "lyra", "research", "Does drug Q lower blood pressure?", "--corpus", str(corpus),
-         "--task", "research_q", "--extract-claims"],
-        capture_output=True, text=True, env=env, timeout=900, check=False,
+    result = run_lyra(
+        "research",
+        "Does drug Q lower blood pressure?",
+        "--corpus",
+        str(corpus),
+        "--task",
+        "research_q",
+        "--extract-claims",
+        env=env,
+        timeout=900,
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert "research_q: 4 documents" in result.stdout
