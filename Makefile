@@ -1,5 +1,5 @@
 # The two commands of the README. Both install whatever is missing first.
-.PHONY: demo test lint bench clean-state
+.PHONY: demo test lint bench eval clean-state
 
 demo:            ## start the managed Neo4j, load the example graph, print its materials
 	scripts/setup.sh
@@ -13,8 +13,13 @@ lint:
 	.venv/bin/ruff format --check lyra tests
 	.venv/bin/mypy
 
-bench:           ## confidence benchmark at the issue's size (10k claims x 20 edges)
+bench:           ## the benchmarks quoted in the README
 	.venv/bin/lyra bench confidence --claims 10000 --edges-per-claim 20
+	.venv/bin/lyra bench faiss --fragments 100000
+	.venv/bin/lyra bench pipeline --synthetic 10000
+
+eval:            ## stance judge quality on the held-out test half of the labelled set
+	.venv/bin/lyra eval nli --split test
 
 clean-state:     ## stop the managed instances and delete .lyra/ (all local graph data)
 	-.venv/bin/lyra neo4j stop

@@ -89,19 +89,13 @@ def run_pipeline_bench(settings: Settings, corpus: Path, claims: list[str], labe
             services.tasks.create_task(task_id, "pipeline benchmark", hypothesis_as_claim=False)
             report = services.ingest.ingest([corpus], task_id, claims)
             # the same pairs again through the bare (uncached) judge: raw NLI throughput in this run
-            records, _, _ = services.store.driver.execute_query(
-                "MATCH (:Task {id: $t})-[:HAS_CLAIM]->(c:Claim)<-[r]-(f:Fragment) RETURN f.text AS p, c.text AS h",
-                t=task_id,
-                database_=services.store.database,
-            )
-            pairs = [(r["p"], r["h"]) for r in records]
+            rows = services.store.run("evidence/task_pairs", {"task_id": task_id})
+            pairs = [(r["premise"], r["hypothesis"]) for r in rows]
             start = time.perf_counter()
             services.models.nli.judge(pairs)
             raw_seconds = time.perf_counter() - start
             services.cleanup.cleanup(task_id, "hard")
-            services.store.run(
-                "cleanup/delete_pages_by_url_prefix", {"prefix": SYNTHETIC_URL, "batch_size": 5000}
-            )
+            services.store.run("cleanup/delete_pages_by_url_prefix", {"prefix": SYNTHETIC_URL, "batch_size": 5000})
         finally:
             services.close()
     fragments = report.fragments_new + report.fragments_existing + report.fragments_near_duplicate

@@ -156,8 +156,7 @@ class GraphStore:
         names = self.catalog.names("schema/")
         for name in names:
             self.run(name)
-        with translate_errors("waiting for indexes"), self.driver.session(database=self.database) as session:
-            session.run("CALL db.awaitIndexes(300)").consume()
+        self.run("admin/await_indexes", {"seconds": 300})
         return names
 
 

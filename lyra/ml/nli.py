@@ -1,16 +1,17 @@
 """NLI judges: SUPPORTS / REFUTES / NEUTRAL for (premise, hypothesis) pairs.
 
 * :class:`LLMStanceJudge` (offline default): the local LLM as a judge, built to overcome the small model's
-  bias on scientific abstracts (see README "Stance quality"):
+  bias on scientific abstracts (see README "Stance quality"). ``mode="hybrid"`` (default):
   1. relevance gate — the premise's best sentence must be close enough to the claim (embedding cosine),
      otherwise the pair is NEUTRAL without asking the LLM;
-  2. sentence-level premise — only the sentences that best match the claim are shown to the LLM;
-  3. two yes/no questions — "is the claim true by this passage?" and "is it false by this passage?", each
-     answered with the probability of "yes" read from the first token's log-probabilities;
-  4. contextual calibration — each question's "yes" probability is divided by the model's prior for "yes"
-     on content-free inputs, removing its constant lean;
-  5. the two calibrated answers are combined into probabilities for the three labels.
-  ``mode="three_way"`` instead asks one three-way question (the naive few-shot judge, kept for comparison).
+  2. two yes/no questions — "is the claim TRUE by this passage?" and "... FALSE?", each answered with the
+     probability of "yes" read from the first token's log-probabilities (plain-text few-shot continuation);
+  3. cues read from the best-matching sentences (null findings, claim polarity, direction of the effect),
+     see :mod:`lyra.ml.stance_features`;
+  4. a fitted multinomial logistic combiner turns them into the three label probabilities.
+  Kept for comparison in ``lyra eval nli``: ``mode="two_question"`` (the two answers combined by a product of
+  experts, optionally with contextual calibration against content-free inputs and sentence-level premises)
+  and ``mode="three_way"`` (one three-way few-shot question: the naive judge).
 * :class:`CrossEncoderJudge`: any MNLI-style sequence-classification checkpoint (Hugging Face id or folder),
   label order read from the model config — what users with internet use.
 """

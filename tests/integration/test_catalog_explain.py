@@ -20,9 +20,9 @@ EXPECTED_QUERY_TYPE = {"read": {"r"}, "write": {"w", "rw"}, "schema": {"s"}}
 def dummy_params(query: CypherQuery) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for name in query.parameters:
-        if name == "rows" or name.endswith("_ids"):
+        if name in ("rows", "ids") or name.endswith("_ids"):
             values[name] = []
-        elif name == "batch_size":
+        elif name in ("batch_size", "limit", "seconds"):
             values[name] = 100
         else:
             values[name] = "x"
