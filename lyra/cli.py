@@ -491,7 +491,7 @@ def eval_nli(
         table.add_row(label, *map(str, row), f"{pc['recall']:.2f}", f"{pc['precision']:.2f}", f"{pc['f1']:.2f}")
     out.print(table)
     out.print(f"decided by: {result.by_method}")
-    out.print(f"split: {split}  (the hybrid judge's weights are fitted on the dev split; report the test split)")
+    out.print(f"split: {split}  (the hybrid judge is fitted on the training set and the dev split; report test)")
     if result.errors_by_kind:
         out.print(
             "most frequent errors (gold->predicted:kind): "

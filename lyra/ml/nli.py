@@ -104,7 +104,12 @@ class LLMStanceJudge:
         self.llm = llm
         self.embedder = embedder
         self.config = config or StanceJudgeConfig()
-        self.model_id = f"llm-stance:{llm.model_id}:{self.config.fingerprint()}"
+        fingerprint = self.config.fingerprint()
+        if self.config.mode == "hybrid" and self.config.combiner and Path(self.config.combiner).exists():
+            # refitted weights are a different judge: cached verdicts of the old one must not be reused
+            weights = Path(self.config.combiner).read_bytes()
+            fingerprint += "-" + hashlib.sha256(weights).hexdigest()[:8]
+        self.model_id = f"llm-stance:{llm.model_id}:{fingerprint}"
         env = prompt_environment(prompts_dir)
         self._question = env.get_template("stance_question.j2")
         self._three_way = env.get_template("stance_three_way.j2")
