@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from neomodel.exceptions import UniqueProperty
+
 from lyra.core.errors import ConflictError, NotFoundError
 from lyra.core.ids import validate_task_id
 from lyra.graph.nodes import TaskNode
@@ -31,9 +33,12 @@ class TaskRepository:
             if TaskNode.nodes.get_or_none(uid=task.id) is not None:
                 raise ConflictError(f"task {task.id!r} already exists")
             now = datetime.now(UTC)
-            node = TaskNode(
-                uid=task.id, hypothesis=task.hypothesis, status=task.status, created_at=now, updated_at=now
-            ).save()
+            try:
+                node = TaskNode(
+                    uid=task.id, hypothesis=task.hypothesis, status=task.status, created_at=now, updated_at=now
+                ).save()
+            except UniqueProperty:  # created concurrently since the check above
+                raise ConflictError(f"task {task.id!r} already exists") from None
         return _task_dict(node)
 
     def get(self, task_id: str) -> dict[str, Any]:
