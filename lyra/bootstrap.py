@@ -13,11 +13,13 @@ from lyra.graph.evidence import EvidenceRepository
 from lyra.graph.store import GraphStore
 from lyra.graph.tasks import TaskRepository
 from lyra.services.cleanup import CleanupService
+from lyra.services.explore import ExploreService
 from lyra.services.materials import MaterialsService
 from lyra.services.tasks import TaskService
 
 if TYPE_CHECKING:
     from lyra.ml.factory import Models
+    from lyra.ml.vector_index import FragmentIndex
     from lyra.pipeline.ingest import IngestService
 
 
@@ -40,17 +42,32 @@ class Services:
         return Models(self.settings)
 
     @cached_property
+    def fragment_index(self) -> FragmentIndex:
+        """The FAISS fragment index, reconciled with Neo4j when opened."""
+        from lyra.pipeline.fragment_index import open_fragment_index
+
+        embedder = self.models.embedder
+        embedder.embed(["warm-up"])  # loads the model and fixes its dimension
+        return open_fragment_index(self.store, self.settings.state_dir / "faiss" / "fragments", embedder.dimension)
+
+    @cached_property
+    def explore(self) -> ExploreService:
+        """Views, read-only ad-hoc Cypher and similarity search (models load only for the search)."""
+        return ExploreService(
+            self.store,
+            embedder=lambda: self.models.embedder,
+            index=lambda: self.fragment_index,
+            query_timeout=self.settings.query_timeout,
+        )
+
+    @cached_property
     def ingest(self) -> IngestService:
         from lyra.ml.cache import CachedJudge, NLICache
         from lyra.ml.ranking import CandidateRanker, CrossEncoderReranker
-        from lyra.pipeline.fragment_index import open_fragment_index
         from lyra.pipeline.ingest import IngestService
         from lyra.sources.domains import DomainCategories
 
         s = self.settings
-        embedder = self.models.embedder
-        embedder.embed(["warm-up"])  # loads the model and fixes its dimension
-        index = open_fragment_index(self.store, s.state_dir / "faiss" / "fragments", embedder.dimension)
         cache = NLICache(s.state_dir / "cache" / "nli.sqlite")
         self._closers.append(cache)
         reranker = CrossEncoderReranker(s.reranker_model) if s.reranker_model else None
@@ -59,9 +76,9 @@ class Services:
             store=self.store,
             evidence=self.evidence,
             tasks=self.tasks,
-            embedder=embedder,
+            embedder=self.models.embedder,
             judge=CachedJudge(self.models.nli, cache),
-            index=index,
+            index=self.fragment_index,
             domains=DomainCategories.load(s.config_dir / "domains.yaml"),
             ranker=CandidateRanker(s.rank_bm25_top_n, s.rank_weight_bm25, s.rank_weight_embedding, reranker),
             llm=self.models.llm,

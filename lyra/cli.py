@@ -240,6 +240,87 @@ def materials(task_id: str, as_json: bool = typer.Option(False, "--json", help="
         services.close()
 
 
+# -------------------------------------------------------------------------- explore
+def _parse_params(pairs: list[str]) -> dict[str, Any]:
+    """--param name=value (value parsed as JSON when it is JSON, else kept as a string)."""
+    params: dict[str, Any] = {}
+    for item in pairs:
+        name, sep, raw = item.partition("=")
+        if not sep or not name:
+            raise typer.BadParameter(f"{item!r}: use name=value", param_hint="--param")
+        try:
+            params[name] = json.loads(raw)
+        except json.JSONDecodeError:
+            params[name] = raw
+    return params
+
+
+@graph_app.command("views")
+@handle_errors
+def graph_views() -> None:
+    """List the named read-only views (cypher/views/)."""
+    services = _services()
+    try:
+        table = Table("view", "parameters", "description")
+        for view in services.explore.list_views():
+            table.add_row(view.name, ", ".join(view.parameters), view.description)
+        out.print(table)
+    finally:
+        services.close()
+
+
+@graph_app.command("view")
+@handle_errors
+def graph_view(
+    name: str,
+    task: str | None = typer.Option(None, "--task", help="shorthand for --param task_id=..."),
+    param: list[str] = typer.Option([], "--param", help="name=value (repeatable)"),
+) -> None:
+    """Run a named read-only view and print its rows as JSON."""
+    params = _parse_params(param)
+    if task:
+        params["task_id"] = task
+    services = _services()
+    try:
+        print(services.explore.query_view(name, params).model_dump_json(indent=2))
+    finally:
+        services.close()
+
+
+@graph_app.command("query")
+@handle_errors
+def graph_query(
+    cypher: str,
+    param: list[str] = typer.Option([], "--param", help="name=value (repeatable)"),
+    limit: int = typer.Option(100, "--limit", min=1, max=1000),
+) -> None:
+    """Ad-hoc READ-ONLY Cypher (refused unless EXPLAIN says read-only; read transaction, timeout, row limit)."""
+    services = _services()
+    try:
+        print(services.explore.query_graph(cypher, _parse_params(param), limit).model_dump_json(indent=2))
+    finally:
+        services.close()
+
+
+@app.command("search")
+@handle_errors
+def search(
+    text: str,
+    task: str | None = typer.Option(None, "--task", help="only fragments this task's claims reach"),
+    k: int = typer.Option(10, "-k", min=1, max=100),
+) -> None:
+    """Fragments most similar to TEXT (FAISS, cosine on normalised embeddings)."""
+    services = _services()
+    try:
+        hits = services.explore.vector_search(text, task, k)
+        table = Table("score", "fragment", "snippet", "source")
+        for hit in hits:
+            table.add_row(f"{hit.score:.3f}", hit.fragment_id, hit.snippet[:120], hit.url or "")
+        out.print(table)
+    finally:
+        services.close()
+
+
 # ---------------------------------------------------------------------------- graph
 @graph_app.command("load")
 @handle_errors

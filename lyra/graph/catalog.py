@@ -33,6 +33,17 @@ class CypherQuery:
     path: Path
 
     @property
+    def description(self) -> str:
+        """The first free-text comment line of the file (after the mode/transactions headers)."""
+        for line in self.path.read_text(encoding="utf-8").splitlines():
+            if not line.startswith("//"):
+                break
+            text = line.lstrip("/ ").strip()
+            if text and not _HEADER.match(line) and not text.startswith("Params:"):
+                return text
+        return ""
+
+    @property
     def parameters(self) -> frozenset[str]:
         """Names of the $parameters the statement uses (outside comments)."""
         body = "\n".join(line for line in self.text.splitlines() if not line.lstrip().startswith("//"))

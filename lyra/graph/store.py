@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import neo4j
-from neo4j import GraphDatabase, ManagedTransaction, Query
+from neo4j import GraphDatabase, ManagedTransaction, Query, unit_of_work
 from neo4j import exceptions as neo4j_errors
 
 from lyra.core.errors import (
@@ -150,6 +150,34 @@ class GraphStore:
         ):
             summary = session.run("EXPLAIN " + query.text, dict(params or {})).consume()
             return str(summary.query_type)
+
+    def run_adhoc_read(
+        self, cypher: str, params: Mapping[str, Any], row_limit: int, timeout: float
+    ) -> tuple[list[Row], bool]:
+        """Run caller-supplied Cypher in a READ transaction with a timeout; at most ``row_limit`` rows.
+
+        Returns (rows, truncated). The caller checks first that it is read-only (``explain_text``); the read
+        transaction is the second line of defence: the server refuses writes inside it.
+        """
+
+        @unit_of_work(timeout=timeout)
+        def work(tx: ManagedTransaction) -> tuple[list[Row], bool]:
+            result = tx.run(cypher, dict(params))
+            rows: list[Row] = []
+            for record in result:
+                if len(rows) == row_limit:
+                    result.consume()
+                    return rows, True
+                rows.append(to_plain(record.data()))
+            return rows, False
+
+        with translate_errors("the ad-hoc query"), self.driver.session(database=self.database) as session:
+            return session.execute_read(work)
+
+    def explain_text(self, cypher: str, params: Mapping[str, Any]) -> str:
+        """EXPLAIN caller-supplied Cypher and return Neo4j's query type ('r', 'w', 'rw', 's')."""
+        with translate_errors("EXPLAIN of the ad-hoc query"), self.driver.session(database=self.database) as session:
+            return str(session.run("EXPLAIN " + cypher, dict(params)).consume().query_type)
 
     def apply_schema(self) -> list[str]:
         """Apply every ``cypher/schema/*.cypher`` statement (each is idempotent)."""
