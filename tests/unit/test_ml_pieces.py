@@ -177,3 +177,29 @@ def test_bundled_corpus_reads_and_reports_broken_files() -> None:
     assert all("cookie" not in d.text.lower() for d in html)  # boilerplate footers dropped
     abstracts = [d for d in docs if d.page_type == "academic"]
     assert all(d.doi and d.year for d in abstracts)
+
+
+def test_vector_index_is_safe_under_concurrent_adds_and_searches() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(8)
+    vectors = unit(rng.normal(size=(800, 16)).tolist())
+    index = FragmentIndex(16, None, kind="hnsw")
+
+    def add(chunk: int) -> int:
+        ids = [f"frg_{i}" for i in range(chunk * 100, chunk * 100 + 100)]
+        return index.add(
+            ids + ids[:10], np.vstack([vectors[chunk * 100 : chunk * 100 + 100], vectors[chunk * 100 :][:10]])
+        )
+
+    def search(_: int) -> int:
+        return sum(len(h) for h in index.search(vectors[:20], k=3))
+
+    with ThreadPoolExecutor(max_workers=8) as pool:  # adds and searches interleaved
+        futures = [(pool.submit(add, c), pool.submit(search, c)) for c in range(8)]
+        added = [a.result() for a, _ in futures]
+        assert all(s.result() >= 0 for _, s in futures)
+    assert sum(added) == 800 == len(index)
+    assert len(index.ids()) == 800
+    hits = index.search(vectors[100:110], k=1)
+    assert [h[0][0] for h in hits] == [f"frg_{i}" for i in range(100, 110)]
