@@ -203,7 +203,8 @@ dbms.security.procedures.allowlist=apoc.*
         return env
 
     def _set_initial_password(self) -> None:
-        password = secrets.token_urlsafe(24)
+        # hex only: a password starting with "-" would be read by neo4j-admin as an option
+        password = secrets.token_hex(20)
         proc = subprocess.run(
             [
                 self._java(),
