@@ -282,7 +282,7 @@ class IngestService:
         from lyra.pipeline.claims import ClaimExtractor
 
         task = self.tasks.get_task(task_id)
-        existing = [c["text"] for c in self.store.run("confidence/claim_alpha_beta", {"task_id": task_id})]
+        existing = [c["text"] for c in self.store.run("tasks/task_claims", {"task_id": task_id})]
         rows = self.store.run("evidence/fragments_by_ids", {"ids": fragment_ids})
         vectors = np.asarray([r["embedding"] for r in rows], dtype=np.float32)
         topic_vector = timer.run(lambda: self.embedder.embed([task["hypothesis"]]))[0]
@@ -315,7 +315,7 @@ class IngestService:
     def _judge_claims(
         self, task_id: str, fragment_ids: list[str], report: IngestReport, timer: _Timer, tick: Progress
     ) -> None:
-        claims = self.store.run("confidence/claim_alpha_beta", {"task_id": task_id})
+        claims = self.store.run("tasks/task_claims", {"task_id": task_id})
         report.claims = [c["claim_id"] for c in claims]
         if not fragment_ids or not claims:
             return
