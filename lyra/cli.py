@@ -5,7 +5,8 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
@@ -143,35 +144,35 @@ def models_install() -> None:
 
 
 # --------------------------------------------------------------------------- tasks
-def _services(instance: str | None = None) -> Any:
+@contextmanager
+def _open_services(settings: Settings | None = None) -> Iterator[Any]:
+    """The wired services for one command, closed (driver, caches) however the command ends."""
     from lyra.bootstrap import build_services
 
-    return build_services(_settings(instance))
+    services = build_services(settings or _settings())
+    try:
+        yield services
+    finally:
+        services.close()
 
 
 @task_app.command("create")
 @handle_errors
 def task_create(task_id: str, hypothesis: str) -> None:
     """Create a task; its hypothesis becomes its first claim."""
-    services = _services()
-    try:
+    with _open_services() as services:
         out.print_json(data=services.tasks.create_task(task_id, hypothesis))
-    finally:
-        services.close()
 
 
 @task_app.command("list")
 @handle_errors
 def task_list() -> None:
     """List tasks with their claim counts."""
-    services = _services()
-    try:
+    with _open_services() as services:
         table = Table("id", "status", "claims", "created_at", "hypothesis")
         for t in services.tasks.list_tasks():
             table.add_row(t["id"], t["status"], str(t["claims"]), str(t["created_at"]), t["hypothesis"])
         out.print(table)
-    finally:
-        services.close()
 
 
 @task_app.command("cleanup")
@@ -183,12 +184,9 @@ def task_cleanup(
     """Clean up a task (ADR-0005): soft removes the task's claims and stance edges; hard also orphans."""
     if mode not in ("soft", "hard"):
         raise typer.BadParameter("must be 'soft' or 'hard'", param_hint="--mode")
-    services = _services()
-    try:
+    with _open_services() as services:
         report = services.cleanup.cleanup(task_id, "soft" if mode == "soft" else "hard")
         out.print_json(report.model_dump_json())
-    finally:
-        services.close()
 
 
 # ------------------------------------------------------------------------ materials
@@ -229,15 +227,12 @@ def _materials_table(rows: list[Any]) -> Table:
 @handle_errors
 def materials(task_id: str, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
     """Every claim of the task with confidence, uncertainty, controversy, alpha, beta, evidence_count."""
-    services = _services()
-    try:
+    with _open_services() as services:
         rows = services.materials.claim_confidences(task_id)
         if as_json:
             print(json.dumps({"task_id": task_id, "claims": [r.model_dump() for r in rows]}, indent=2))
         else:
             out.print(_materials_table(rows))
-    finally:
-        services.close()
 
 
 # -------------------------------------------------------------------------- explore
@@ -259,14 +254,11 @@ def _parse_params(pairs: list[str]) -> dict[str, Any]:
 @handle_errors
 def graph_views() -> None:
     """List the named read-only views (cypher/views/)."""
-    services = _services()
-    try:
+    with _open_services() as services:
         table = Table("view", "parameters", "description")
         for view in services.explore.list_views():
             table.add_row(view.name, ", ".join(view.parameters), view.description)
         out.print(table)
-    finally:
-        services.close()
 
 
 @graph_app.command("view")
@@ -280,11 +272,8 @@ def graph_view(
     params = _parse_params(param)
     if task:
         params["task_id"] = task
-    services = _services()
-    try:
+    with _open_services() as services:
         print(services.explore.query_view(name, params).model_dump_json(indent=2))
-    finally:
-        services.close()
 
 
 @graph_app.command("query")
@@ -295,11 +284,8 @@ def graph_query(
     limit: int = typer.Option(100, "--limit", min=1, max=1000),
 ) -> None:
     """Ad-hoc READ-ONLY Cypher (refused unless EXPLAIN says read-only; read transaction, timeout, row limit)."""
-    services = _services()
-    try:
+    with _open_services() as services:
         print(services.explore.query_graph(cypher, _parse_params(param), limit).model_dump_json(indent=2))
-    finally:
-        services.close()
 
 
 @app.command("search")
@@ -310,15 +296,12 @@ def search(
     k: int = typer.Option(10, "-k", min=1, max=100),
 ) -> None:
     """Fragments most similar to TEXT (FAISS, cosine on normalised embeddings)."""
-    services = _services()
-    try:
+    with _open_services() as services:
         hits = services.explore.vector_search(text, task, k)
         table = Table("score", "fragment", "snippet", "source")
         for hit in hits:
             table.add_row(f"{hit.score:.3f}", hit.fragment_id, hit.snippet[:120], hit.url or "")
         out.print(table)
-    finally:
-        services.close()
 
 
 # ---------------------------------------------------------------------------- graph
@@ -328,12 +311,9 @@ def graph_load(path: Path) -> None:
     """Load an evidence graph described in JSON (format: lyra/services/graph_import.py)."""
     from lyra.services.graph_import import load_graph_file
 
-    services = _services()
-    try:
+    with _open_services() as services:
         report = load_graph_file(path, services.tasks, services.evidence)
         out.print_json(report.model_dump_json())
-    finally:
-        services.close()
 
 
 # --------------------------------------------------------------------------- ingest
@@ -395,13 +375,10 @@ def ingest(
     extract_claims: bool = typer.Option(False, "--extract-claims", help="let the LLM propose claims too"),
 ) -> None:
     """Ingest local files/folders (HTML, Markdown, text, JSONL abstracts) into a task and judge its claims."""
-    services = _services()
-    try:
+    with _open_services() as services:
         report = _run_ingest(services, paths, task, claim, extract_claims=extract_claims)
         _print_ingest_summary(report)
         out.print(_materials_table(services.materials.claim_confidences(task)))
-    finally:
-        services.close()
 
 
 @app.command("research")
@@ -416,13 +393,10 @@ def research(
     import re as _re
 
     task_id = task or ("q_" + "_".join(_re.findall(r"[a-z0-9]+", question.lower()))[:40]).rstrip("_")
-    services = _services()
-    try:
+    with _open_services() as services:
         report = _run_ingest(services, corpus, task_id, [], hypothesis=question, extract_claims=extract_claims)
         _print_ingest_summary(report)
         out.print(_materials_table(services.materials.claim_confidences(task_id)))
-    finally:
-        services.close()
 
 
 # ----------------------------------------------------------------------------- demo
@@ -433,15 +407,13 @@ DEMO_TASK = "demo_corpus"
 @handle_errors
 def demo() -> None:
     """The main job: managed Neo4j + offline models + the bundled corpus -> evidence graph and materials."""
-    from lyra.bootstrap import build_services
     from lyra.graph.server import LocalNeo4j
 
     settings = _settings()
     if not settings.neo4j_uri:
         err.print("starting the managed Neo4j (the first run fetches the jars) ...")
         LocalNeo4j(settings).start()
-    services = build_services(settings)
-    try:
+    with _open_services(settings) as services:
         corpus = settings.config_dir / "examples" / "corpus"
         questions = json.loads((corpus / "questions.json").read_text(encoding="utf-8"))
         if services.tasks.tasks.exists(DEMO_TASK):
@@ -461,8 +433,6 @@ def demo() -> None:
             highlight=False,
             markup=False,
         )
-    finally:
-        services.close()
 
 
 # ----------------------------------------------------------------------------- eval
@@ -594,11 +564,8 @@ def bench_confidence(
     """Cypher aggregation vs fetch-into-Python, side by side, plus the bulk edge load rate."""
     from lyra.bench.confidence import run_confidence_bench
 
-    services = _services()
-    try:
+    with _open_services() as services:
         result = run_confidence_bench(services, claims, edges_per_claim, runs=runs, keep=keep)
-    finally:
-        services.close()
     if as_json:
         print(result.model_dump_json(indent=2))
         return

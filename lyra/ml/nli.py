@@ -168,12 +168,16 @@ class LLMStanceJudge:
             )
 
     # ------------------------------------------------------------------- judge
-    def _select(self, premise: str, claim: str) -> tuple[str, float]:
-        """The premise sentences that best match the claim (in their original order) and the best cosine."""
+    def _sentence_similarities(self, premise: str, claim: str) -> tuple[list[str], np.ndarray]:
+        """The premise's sentences and the cosine of each to the claim."""
         sentences = split_sentences(premise) or [premise]
         vectors = self.embedder.embed([claim, *sentences])
-        sims = vectors[1:] @ vectors[0]
-        relevance = float(sims.max()) if len(sims) else 0.0
+        return sentences, vectors[1:] @ vectors[0]
+
+    def _select(self, premise: str, claim: str) -> tuple[str, float]:
+        """The premise sentences that best match the claim (in their original order) and the best cosine."""
+        sentences, sims = self._sentence_similarities(premise, claim)
+        relevance = float(sims.max())
         k = self.config.premise_sentences
         if k is None or len(sentences) <= k:
             return premise, relevance
@@ -215,9 +219,8 @@ class LLMStanceJudge:
 
     def hybrid_features(self, premise: str, hypothesis: str) -> tuple[np.ndarray, float]:
         """The feature vector of the hybrid judge, and the best sentence similarity (for the gate)."""
-        sentences = split_sentences(premise) or [premise]
-        vectors = self.embedder.embed([hypothesis, *sentences])
-        sims = (vectors[1:] @ vectors[0]).tolist()
+        sentences, similarities = self._sentence_similarities(premise, hypothesis)
+        sims = similarities.tolist()
         relevance = max(sims)
         gate = self.config.relevance_gate
         if gate is not None and relevance < gate:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -73,6 +73,12 @@ class _Timer:
             return fn()
         finally:
             self.model_seconds += time.perf_counter() - start
+
+
+def _page_type(doc: SourceDocument) -> Literal["academic", "local", "web"]:
+    if doc.page_type == "academic":
+        return "academic"
+    return "local" if doc.url.startswith("file:") else "web"
 
 
 @dataclass
@@ -178,11 +184,7 @@ class IngestService:
                     title=doc.title,
                     year=doc.year,
                     venue=doc.venue,
-                    page_type="academic"
-                    if doc.page_type == "academic"
-                    else "local"
-                    if doc.url.startswith("file:")
-                    else "web",
+                    page_type=_page_type(doc),
                 )
             except ValueError as exc:
                 report.skipped.append(SkippedItem(item=doc.origin, reason=f"bad metadata: {exc}"))

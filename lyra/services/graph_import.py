@@ -35,10 +35,9 @@ class ImportReport(BaseModel):
     citations: int
 
 
-def _resolve(mapping: dict[str, str], key: Any, field: str) -> str:
-    if not isinstance(key, str) or key not in mapping:
+def _check_key(known: set[str], key: Any, field: str) -> None:
+    if not isinstance(key, str) or key not in known:
         raise InvalidInputError(field, f"unknown key {key!r}")
-    return mapping[key]
 
 
 def load_graph_file(path: Path, tasks: TaskService, evidence: EvidenceRepository) -> ImportReport:
@@ -69,17 +68,15 @@ def load_graph(data: dict[str, Any], tasks: TaskService, evidence: EvidenceRepos
         for index, key in enumerate(keys):
             if not isinstance(key, str) or not key:
                 raise InvalidInputError(f"{field}[{index}].key", "a non-empty string key is required")
-    dummy_pages = {k: k for k in page_keys}
-    dummy_fragments = {k: k for k in fragment_keys}
-    dummy_claims = {k: k for k in claim_keys}
+    known_pages, known_fragments, known_claims = set(page_keys), set(fragment_keys), set(claim_keys)
     for i, f in enumerate(fragments):
-        _resolve(dummy_pages, f.get("page"), f"fragments[{i}].page")
+        _check_key(known_pages, f.get("page"), f"fragments[{i}].page")
     for i, e in enumerate(edges):
-        _resolve(dummy_fragments, e.get("fragment"), f"edges[{i}].fragment")
-        _resolve(dummy_claims, e.get("claim"), f"edges[{i}].claim")
+        _check_key(known_fragments, e.get("fragment"), f"edges[{i}].fragment")
+        _check_key(known_claims, e.get("claim"), f"edges[{i}].claim")
     for i, c in enumerate(citations):
-        _resolve(dummy_pages, c.get("citing"), f"citations[{i}].citing")
-        _resolve(dummy_pages, c.get("cited"), f"citations[{i}].cited")
+        _check_key(known_pages, c.get("citing"), f"citations[{i}].citing")
+        _check_key(known_pages, c.get("cited"), f"citations[{i}].cited")
 
     # Validate every row's fields too, so bad input writes nothing at all.
     parse_one(TaskCreate, {"id": task.get("id"), "hypothesis": task.get("hypothesis")}, "task")
