@@ -14,7 +14,11 @@ from lyra.graph.store import GraphStore
 from lyra.graph.tasks import TaskRepository
 from lyra.services.cleanup import CleanupService
 from lyra.services.explore import ExploreService
+from lyra.services.jobs import JobService, WorkerPool
 from lyra.services.materials import MaterialsService
+from lyra.services.operations import Operations
+from lyra.services.research import ResearchExecutor
+from lyra.services.status import StatusService
 from lyra.services.tasks import TaskService
 
 if TYPE_CHECKING:
@@ -28,11 +32,44 @@ class Services:
     settings: Settings
     connection: ConnectionInfo
     store: GraphStore
+    task_repo: TaskRepository
     evidence: EvidenceRepository
     tasks: TaskService
     materials: MaterialsService
     cleanup: CleanupService
+    jobs: JobService
+    status: StatusService
     _closers: list[object] = field(default_factory=list)
+
+    @cached_property
+    def operations(self) -> Operations:
+        """The application layer the MCP server, the REST API and the CLI share."""
+        return Operations(
+            store=self.store,
+            task_repo=self.task_repo,
+            tasks=self.tasks,
+            jobs=self.jobs,
+            status=self.status,
+            materials=self.materials,
+            cleanup=self.cleanup,
+            explore=self.explore,
+            connection=self.connection,
+        )
+
+    def worker_pool(self) -> WorkerPool:
+        """Background workers for queued jobs (models load when the first job needs them)."""
+        s = self.settings
+        pool = WorkerPool(
+            self.store,
+            ResearchExecutor(self.store, lambda: self.ingest, s.allowed_roots),
+            workers=s.job_workers,
+            poll_seconds=s.job_poll_seconds,
+            heartbeat_seconds=s.job_heartbeat_seconds,
+            stale_seconds=s.job_stale_seconds,
+            max_attempts=s.job_max_attempts,
+        )
+        self.jobs.on_queued(pool.wake)
+        return pool
 
     @cached_property
     def models(self) -> Models:
@@ -102,8 +139,11 @@ def build_services(settings: Settings, *, apply_schema: bool = True) -> Services
         settings=settings,
         connection=info,
         store=store,
+        task_repo=task_repo,
         evidence=evidence,
         tasks=TaskService(task_repo, evidence),
         materials=MaterialsService(store, task_repo),
         cleanup=CleanupService(store, task_repo, settings.cleanup_batch_size),
+        jobs=JobService(store, task_repo, settings.allowed_roots),
+        status=StatusService(store, task_repo),
     )

@@ -300,7 +300,7 @@ def search(
         hits = services.explore.vector_search(text, task, k)
         table = Table("score", "fragment", "snippet", "source")
         for hit in hits:
-            table.add_row(f"{hit.score:.3f}", hit.fragment_id, hit.snippet[:120], hit.url or "")
+            table.add_row(f"{hit.score:.3f}", hit.id, hit.snippet[:120], hit.url or "")
         out.print(table)
 
 
@@ -433,6 +433,83 @@ def demo() -> None:
             highlight=False,
             markup=False,
         )
+
+
+# ----------------------------------------------------------------------------- servers
+def _start_managed_if_needed(settings: Settings) -> None:
+    if not settings.neo4j_uri:
+        from lyra.graph.server import LocalNeo4j
+
+        err.print("starting the managed Neo4j (reused when already running) ...")
+        LocalNeo4j(settings).start()
+
+
+@app.command("serve")
+@handle_errors
+def serve(
+    host: str | None = typer.Option(None, help="bind address (default LYRA_API_HOST, 127.0.0.1)"),
+    port: int | None = typer.Option(None, help="port (default LYRA_API_PORT, 8765)"),
+    workers: bool = typer.Option(True, "--workers/--no-workers", help="run queued jobs in this process"),
+) -> None:
+    """REST API under /api/v1 (docs at /docs), MCP streamable HTTP at /mcp, report pages at /tasks/ID/report."""
+    import uvicorn
+
+    from lyra.api.app import create_app, is_loopback
+    from lyra.core.errors import ConfigError
+
+    overrides: dict[str, Any] = {}
+    if host:
+        overrides["api_host"] = host
+    if port:
+        overrides["api_port"] = port
+    settings = load_settings(**overrides)
+    configure_logging(settings.log_level)
+    if not is_loopback(settings.api_host) and settings.api_token is None:
+        raise ConfigError(
+            f"refusing to listen on {settings.api_host}: a non-loopback address needs LYRA_API_TOKEN",
+            hint="set LYRA_API_TOKEN (clients send 'Authorization: Bearer <token>'), or bind to 127.0.0.1",
+        )
+    _start_managed_if_needed(settings)
+    with _open_services(settings) as services:
+        api = create_app(services, workers=workers)
+        err.print(f"Lyra on http://{settings.api_host}:{settings.api_port}  (REST /api/v1, docs /docs, MCP /mcp)")
+        uvicorn.run(api, host=settings.api_host, port=settings.api_port, log_level="warning", access_log=False)
+
+
+@app.command("mcp")
+@handle_errors
+def mcp_stdio(
+    workers: bool = typer.Option(True, "--workers/--no-workers", help="run queued jobs in this process"),
+) -> None:
+    """MCP over stdio for desktop clients (Claude Desktop, Cursor). Logs go to stderr."""
+    import anyio
+
+    from lyra.mcp.server import create_mcp_server
+
+    settings = _settings()
+    _start_managed_if_needed(settings)
+    with _open_services(settings) as services:
+        pool = services.worker_pool() if workers else None
+        if pool is not None:
+            pool.start()
+        try:
+            anyio.run(create_mcp_server(services.operations).run_stdio_async)
+        finally:
+            if pool is not None:
+                pool.stop()
+
+
+@app.command("report")
+@handle_errors
+def report(
+    task_id: str,
+    output: Path = typer.Option(Path("report.html"), "--out", "-o", help="where to write the HTML file"),
+) -> None:
+    """Write a task's evidence report page as one static HTML file."""
+    with _open_services() as services:
+        html = services.operations.report_html(task_id)
+    output.write_text(html, encoding="utf-8")
+    out.print(f"wrote {output} ({len(html) // 1024} KiB)")
 
 
 # ----------------------------------------------------------------------------- eval

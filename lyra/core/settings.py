@@ -5,11 +5,13 @@ Nothing here is instantiated at import time: call :func:`load_settings` (the CLI
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 PROJECT_ROOT = PACKAGE_DIR.parent
@@ -80,11 +82,41 @@ class Settings(BaseSettings):
     rank_weight_embedding: float = Field(default=0.7, ge=0.0)
     nli_top_k: int = Field(default=8, ge=1)
 
+    # --- background jobs (run by `lyra serve` / `lyra mcp`)
+    allowed_roots: Annotated[list[Path], NoDecode] = Field(
+        default_factory=lambda: [PROJECT_ROOT / "config" / "examples"],
+        description="folders `file` targets may be read from (LYRA_ALLOWED_ROOTS: paths separated by ':')",
+    )
+    job_workers: int = Field(default=1, ge=1, le=16)
+    job_poll_seconds: float = Field(default=1.0, gt=0)
+    job_heartbeat_seconds: float = Field(default=2.0, gt=0)
+    job_stale_seconds: float = Field(default=30.0, gt=0)
+    job_max_attempts: int = Field(default=3, ge=1)
+
+    # --- HTTP server (`lyra serve`): REST under /api/v1, MCP streamable HTTP under /mcp, report pages
+    api_host: str = "127.0.0.1"
+    api_port: int = Field(default=8765, ge=1, le=65535)
+    api_token: SecretStr | None = None  # required when api_host is not a loopback address
+    # extra Host / Origin values accepted besides loopback (DNS-rebinding protection)
+    api_allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    api_allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    api_max_body_bytes: int = Field(default=1_000_000, ge=1024)
+
     log_level: str = "INFO"
 
     @property
     def prompts_dir(self) -> Path:
         return self.config_dir / "prompts"
+
+    @field_validator("allowed_roots", "api_allowed_hosts", "api_allowed_origins", mode="before")
+    @classmethod
+    def _split_list(cls, value: object) -> object:
+        # Environment values: "a:b" or "a,b" (JSON lists work too).
+        if isinstance(value, str):
+            if value.lstrip().startswith("["):
+                return json.loads(value)
+            return [part.strip() for part in re.split(r"," if "://" in value else r"[,:]", value) if part.strip()]
+        return value
 
     @field_validator("neo4j_uri")
     @classmethod

@@ -132,8 +132,14 @@ class IngestService:
         hypothesis: str | None = None,
         extract_claims: bool = False,
         progress: Progress | None = None,
+        max_documents: int | None = None,
     ) -> IngestReport:
-        """Ingest local documents into the task and judge the task's claims against the new fragments."""
+        """Ingest local documents into the task and judge the task's claims against the new fragments.
+
+        ``progress`` is called after each unit of work and may raise to abort (a job's stop request or budget);
+        what was written before stays consistent, and running the same ingest again completes it.
+        ``max_documents`` caps the documents read (a task's page budget); the rest are listed as skipped.
+        """
         validate_task_id(task_id)
         start = time.perf_counter()
         timer = _Timer()
@@ -154,6 +160,8 @@ class IngestService:
             if isinstance(item, SkippedDocument):
                 report.skipped.append(SkippedItem(item=item.origin, reason=item.reason))
                 log.warning("skipped %s: %s", item.origin, item.reason)
+            elif max_documents is not None and len(documents) >= max_documents:
+                report.skipped.append(SkippedItem(item=item.origin, reason="page budget reached (max_pages)"))
             else:
                 documents.append(item)
             tick("documents", 1)

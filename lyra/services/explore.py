@@ -1,6 +1,6 @@
 """Exploring the graph: named read-only views, ad-hoc read-only Cypher, similarity search over fragments.
 
-The front doors (CLI now; MCP and REST later) call these; nothing here knows about an adapter.
+The front doors (CLI, MCP, REST) call these; nothing here knows about an adapter.
 """
 
 from __future__ import annotations
@@ -9,37 +9,18 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import BaseModel
+import numpy as np
 
 from lyra.core.errors import GraphQueryError, InvalidInputError, NotFoundError
 from lyra.core.ids import validate_task_id
 from lyra.graph.store import GraphStore, to_plain
 from lyra.ml.protocols import Embedder
 from lyra.ml.vector_index import FragmentIndex
+from lyra.models.api import QueryResult, SearchHit, ViewInfo
 
 MAX_ROWS = 1000
+CLAIM_LIMIT = 50_000
 _PARAM_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
-
-
-class ViewInfo(BaseModel):
-    name: str
-    description: str
-    parameters: list[str]
-
-
-class QueryResult(BaseModel):
-    rows: list[dict[str, Any]]
-    row_count: int
-    truncated: bool
-
-
-class SearchHit(BaseModel):
-    fragment_id: str
-    score: float
-    snippet: str
-    page_id: str | None
-    url: str | None
-    title: str | None
 
 
 class ExploreService:
@@ -115,36 +96,85 @@ class ExploreService:
         return QueryResult(rows=rows, row_count=len(rows), truncated=truncated)
 
     # ------------------------------------------------------------ vector search
-    def vector_search(self, text: str, task_id: str | None = None, k: int = 10) -> list[SearchHit]:
-        """Fragments most similar to ``text`` (cosine), optionally only those a task's claims reach."""
+    def vector_search(
+        self, text: str, task_id: str | None = None, k: int = 10, kind: str = "fragments"
+    ) -> list[SearchHit]:
+        """Fragments (FAISS) and/or claims most similar to ``text`` (cosine), optionally within one task."""
         if not isinstance(text, str) or not text.strip():
             raise InvalidInputError("query", "must be non-empty text")
         if not 1 <= k <= 100:
             raise InvalidInputError("k", "must be between 1 and 100")
+        if kind not in ("fragments", "claims", "both"):
+            raise InvalidInputError("kind", "must be fragments, claims or both")
         if self._embedder is None or self._index is None:
             raise GraphQueryError("similarity search needs the embedding model, which is not configured")
-        allowed: set[str] | None = None
         if task_id is not None:
             validate_task_id(task_id)
+        vector = self._embedder().embed([text])
+        hits: list[SearchHit] = []
+        if kind in ("fragments", "both"):
+            hits.extend(self._fragment_hits(vector, task_id, k))
+        if kind in ("claims", "both"):
+            hits.extend(self._claim_hits(vector, task_id, k))
+        hits.sort(key=lambda h: -h.score)
+        return hits[:k]
+
+    def _fragment_hits(self, vector: np.ndarray, task_id: str | None, k: int) -> list[SearchHit]:
+        assert self._index is not None
+        allowed: set[str] | None = None
+        if task_id is not None:
             allowed = set(self.store.run("evidence/task_fragment_ids", {"task_id": task_id})[0]["ids"])
             if not allowed:
                 return []
-        vector = self._embedder().embed([text])
-        hits = self._index().search(vector, k=k, allowed=allowed)[0]
-        if not hits:
+        found = self._index().search(vector, k=k, allowed=allowed)[0]
+        if not found:
             return []
         details = {
-            r["fragment_id"]: r for r in self.store.run("evidence/fragment_snippets", {"ids": [h[0] for h in hits]})
+            r["fragment_id"]: r for r in self.store.run("evidence/fragment_snippets", {"ids": [h[0] for h in found]})
         }
         return [
             SearchHit(
-                fragment_id=fid,
+                kind="fragment",
+                id=fid,
                 score=score,
                 snippet=details[fid]["snippet"],
                 page_id=details[fid]["page_id"],
                 url=details[fid]["url"],
                 title=details[fid]["title"],
             )
-            for fid, score in hits
+            for fid, score in found
             if fid in details
+        ]
+
+    def _claim_hits(self, vector: np.ndarray, task_id: str | None, k: int) -> list[SearchHit]:
+        """Claims are few per task: their embeddings are computed once, kept on the Claim node, and compared
+        exactly (no index to keep in step)."""
+        assert self._embedder is not None
+        missing = self.store.run("evidence/claims_without_embedding", {"task_id": task_id, "limit": CLAIM_LIMIT})
+        if missing:
+            vectors = self._embedder().embed([m["text"] for m in missing])
+            self.store.run(
+                "evidence/set_claim_embeddings",
+                {
+                    "rows": [
+                        {"id": m["id"], "embedding": [float(x) for x in v]}
+                        for m, v in zip(missing, vectors, strict=True)
+                    ]
+                },
+            )
+        rows = self.store.run("evidence/claim_embeddings", {"task_id": task_id, "limit": CLAIM_LIMIT})
+        if not rows:
+            return []
+        matrix = np.asarray([r["embedding"] for r in rows], dtype=np.float32)
+        scores = matrix @ np.asarray(vector, dtype=np.float32)[0]
+        best = np.argsort(-scores)[:k]
+        return [
+            SearchHit(
+                kind="claim",
+                id=rows[i]["id"],
+                score=float(scores[i]),
+                snippet=rows[i]["text"][:300],
+                task_id=rows[i]["task_id"],
+            )
+            for i in best
         ]

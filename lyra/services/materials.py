@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from lyra.core.ids import validate_task_id
 from lyra.graph.store import GraphStore
 from lyra.graph.tasks import TaskRepository
-from lyra.models.confidence import ClaimConfidence, Posterior, beta_stats
+from lyra.models.api import Evidence, EvidenceYears, GetMaterialsRequest, MaterialClaim, Materials
+from lyra.models.confidence import ClaimConfidence, Posterior, beta_stats, credible_intervals
 
 
 class MaterialsService:
@@ -42,3 +45,46 @@ class MaterialsService:
                 )
             )
         return out
+
+    def materials(self, request: GetMaterialsRequest) -> Materials:
+        """The seeds' materials export (decisions 13-15), computed now from the edges by one Cypher aggregation."""
+        task = self.tasks.get(request.task_id)
+        opts = request.options
+        rows = self.store.run(
+            "materials/task_materials",
+            {
+                "task_id": request.task_id,
+                "evidence_limit": opts.evidence_limit,
+                "include_neutral": opts.include_neutral,
+                "include_not_adopted": opts.include_not_adopted,
+            },
+        )
+        intervals = credible_intervals([r["alpha"] for r in rows], [r["beta"] for r in rows])
+        claims: list[MaterialClaim] = []
+        for row, interval in zip(rows, intervals, strict=True):
+            stats = beta_stats(
+                Posterior(row["alpha"], row["beta"], row["supports_count"], row["refutes_count"], row["neutral_count"])
+            )
+            claims.append(
+                MaterialClaim(
+                    claim_id=row["claim_id"],
+                    text=row["text"],
+                    **stats.model_dump(),
+                    supports_count=row["supports_count"],
+                    refutes_count=row["refutes_count"],
+                    neutral_count=row["neutral_count"],
+                    claim_adoption_status=row["claim_adoption_status"],
+                    claim_rejection_reason=row["claim_rejection_reason"],
+                    credible_interval_95=interval,
+                    evidence=[Evidence.model_validate(e) for e in row["evidence"]],
+                    evidence_truncated=row["evidence_available"] > len(row["evidence"]),
+                    evidence_years=EvidenceYears(oldest=row["oldest"], newest=row["newest"]),
+                )
+            )
+        return Materials(
+            task_id=task["id"],
+            hypothesis=task["hypothesis"],
+            status=task["status"],
+            claims=claims,
+            computed_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        )

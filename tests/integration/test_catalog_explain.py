@@ -22,8 +22,12 @@ def dummy_params(query: CypherQuery) -> dict[str, Any]:
     for name in query.parameters:
         if name in ("rows", "ids") or name.endswith("_ids"):
             values[name] = []
-        elif name in ("batch_size", "limit", "seconds"):
+        elif name in ("batch_size", "limit", "seconds", "pages", "stale_seconds", "max_attempts", "evidence_limit"):
             values[name] = 100
+        elif name in ("immediate", "include_neutral", "include_not_adopted"):
+            values[name] = True
+        elif name in ("max_seconds",):
+            values[name] = 1.5
         else:
             values[name] = "x"
     return values

@@ -1,0 +1,2 @@
+// mode: schema
+CREATE CONSTRAINT job_id_unique IF NOT EXISTS FOR (j:Job) REQUIRE j.id IS UNIQUE

@@ -1,0 +1,263 @@
+"""The MCP adapter: ``create_mcp_server(operations)`` turns Lyra's operations into MCP tools.
+
+Thin by design: each tool validates its arguments with the operation's request model (unknown fields are
+rejected: the published input schema says ``additionalProperties: false``), calls the one service method, and
+returns its response model as structured output. Lyra's errors become tool errors whose text is a JSON object
+``{"error", "message", "field"?, "hint"?}``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools.base import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
+from mcp_types import ToolAnnotations
+from pydantic import BaseModel, ConfigDict, create_model
+
+from lyra.core.errors import LyraError
+from lyra.models import api
+from lyra.models.validation import parse_one
+from lyra.services.operations import Operations
+
+log = logging.getLogger(__name__)
+
+INSTRUCTIONS = """\
+Lyra gathers evidence for claims and keeps it in a Neo4j graph: claims, fragments of sources, and SUPPORTS /
+REFUTES / NEUTRAL edges decided by an NLI model. Every claim gets a Bayesian confidence with its uncertainty and
+controversy, traceable to fragment, page and domain.
+
+Workflow:
+1. create_task(hypothesis) -> task_id. The hypothesis becomes the first claim; add more in config.claims.
+2. queue_targets(task_id, targets) -> returns at once; the work runs as background jobs.
+3. get_status(task_id, wait=30) -> long-polls until something changes; repeat until milestones.jobs_drained.
+4. get_materials(task_id) -> claims with confidence, uncertainty, controversy and their evidence.
+   Explore further with get_evidence_graph, list_views / query_view, query_graph (read-only Cypher) and
+   vector_search.
+5. stop_task(task_id) when done; the task stays resumable unless you ask for cleanup.
+Lyra reports facts (relations, years, domain categories); interpreting them is your job.
+"""
+
+
+class _StrictArguments(ArgModelBase):
+    """Only used to publish the input schema (``additionalProperties: false``)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+
+
+class _PassThroughArguments(ArgModelBase):
+    """Hands the raw arguments to the tool, which validates them with the request model, so MCP and REST
+    report a bad argument the same way (``{"error": "invalid_input", "field": ...}``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    def model_dump_one_level(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+def _error_text(exc: LyraError) -> str:
+    return json.dumps(exc.to_dict(), ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    title: str
+    description: str
+    request: type[api.Request] | None
+    response: type[BaseModel]
+    call: Callable[[Any], BaseModel]
+    read_only: bool
+    destructive: bool = False
+    idempotent: bool = True
+
+
+def _make_tool(spec: ToolSpec) -> Tool:
+    """A Tool whose flat arguments are exactly the request model's fields (extra fields refused)."""
+    fields = spec.request.model_fields if spec.request else {}
+
+    def run(**arguments: Any) -> BaseModel:
+        try:
+            if spec.request is None:
+                return spec.call(None)
+            return spec.call(parse_one(spec.request, arguments))
+        except LyraError as exc:
+            raise ToolError(_error_text(exc)) from None
+
+    parameters = [
+        inspect.Parameter(
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=inspect.Parameter.empty if field.is_required() else field.get_default(call_default_factory=True),
+            annotation=field.annotation,
+        )
+        for name, field in fields.items()
+    ]
+    run.__signature__ = inspect.Signature(parameters, return_annotation=spec.response)  # type: ignore[attr-defined]
+    run.__annotations__ = {**{p.name: p.annotation for p in parameters}, "return": spec.response}
+    run.__name__ = spec.name
+    tool = Tool.from_function(
+        run,
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        annotations=ToolAnnotations(
+            title=spec.title,
+            read_only_hint=spec.read_only,
+            destructive_hint=spec.destructive,
+            idempotent_hint=spec.idempotent,
+            open_world_hint=False,
+        ),
+        structured_output=True,
+    )
+    strict = create_model(  # type: ignore[call-overload]
+        f"{spec.name}_arguments",
+        __base__=_StrictArguments,
+        **{name: (field.annotation, field) for name, field in fields.items()},
+    )
+    schema = strict.model_json_schema(by_alias=True)
+    return tool.model_copy(
+        update={
+            "parameters": schema,
+            "fn_metadata": tool.fn_metadata.model_copy(update={"arg_model": _PassThroughArguments}),
+        }
+    )
+
+
+def tool_specs(ops: Operations) -> list[ToolSpec]:
+    return [
+        ToolSpec(
+            "create_task",
+            "Create a research task",
+            "Start here. Creates a task for a hypothesis (it becomes the task's first claim; config.claims adds "
+            "more) and returns its task_id. Optional budget: config.max_pages, config.max_seconds. "
+            "Next: queue_targets.",
+            api.CreateTaskRequest,
+            api.CreateTaskResponse,
+            ops.create_task,
+            read_only=False,
+            idempotent=False,
+        ),
+        ToolSpec(
+            "queue_targets",
+            "Queue sources to research",
+            "Queue targets for a task: {kind: file|query|url|doi, value, options}. Returns at once with one job per "
+            "target; the work runs in the background (poll get_status). A target already queued, running or done "
+            "for the task is skipped as a duplicate; a cancelled or failed one is queued again (this resumes a "
+            "stopped task). file: a file or folder below the server's allowed folders (.md, .txt, .html, .jsonl "
+            "abstracts). query/url/doi: accepted, but fail as jobs with 'source not available' until the web and "
+            "academic sources are installed.",
+            api.QueueTargetsRequest,
+            api.QueueTargetsResponse,
+            ops.queue_targets,
+            read_only=False,
+            idempotent=True,
+        ),
+        ToolSpec(
+            "get_status",
+            "Task status (long-polling)",
+            "A task's progress: job counts per state, metrics (pages, fragments, claims, edges per relation), "
+            "budget remaining, milestones, blocked_domains, domain_overrides, idle_seconds. wait=N (0-300) "
+            "long-polls: returns as soon as anything changes or no job is left. Poll until milestones.jobs_drained, "
+            "then call get_materials. detail=full adds every job with its result and error.",
+            api.GetStatusRequest,
+            api.TaskStatus,
+            ops.get_status,
+            read_only=True,
+        ),
+        ToolSpec(
+            "stop_task",
+            "Stop a task",
+            "Stop a task's jobs. mode=graceful lets running jobs finish; immediate cancels them at the next step. "
+            "cleanup=none keeps everything (the task stays resumable: queue targets again); soft removes the task's "
+            "claims and edges; hard_orphans_only also deletes fragments and pages no other task uses.",
+            api.StopTaskRequest,
+            api.StopTaskResponse,
+            ops.stop_task,
+            read_only=False,
+            destructive=True,
+            idempotent=True,
+        ),
+        ToolSpec(
+            "get_materials",
+            "Claims with confidence and evidence",
+            "The task's claims, each with confidence (posterior mean of Beta(alpha, beta)), uncertainty (its standard "
+            "deviation), controversy, alpha, beta, evidence_count, claim_adoption_status, a 95% credible interval, "
+            "evidence[] (relation, source page, year, nli_confidence, source_domain_category, doi, venue) and "
+            "evidence_years {oldest, newest}. Computed now from the graph's edges, never from stored numbers.",
+            api.GetMaterialsRequest,
+            api.Materials,
+            ops.get_materials,
+            read_only=True,
+        ),
+        ToolSpec(
+            "get_evidence_graph",
+            "The task's evidence subgraph",
+            "Nodes (task, claims, fragments, pages, domains with their categories) and edges (HAS_CLAIM, SUPPORTS, "
+            "REFUTES, NEUTRAL, EXTRACTED_FROM, IN_DOMAIN, CITES) of a task, plus a Cypher query and a Neo4j Browser "
+            "link that show the same subgraph to a person.",
+            api.GetEvidenceGraphRequest,
+            api.EvidenceGraph,
+            ops.get_evidence_graph,
+            read_only=True,
+        ),
+        ToolSpec(
+            "query_graph",
+            "Read-only Cypher",
+            "Run a read-only Cypher query for ad-hoc exploration; pass values as $params. Refused unless Neo4j's "
+            "EXPLAIN classifies it as read-only; runs in a read transaction with a timeout and options.row_limit "
+            "(max 1000). Labels: Task, Claim (task_id, text, claim_adoption_status), Fragment (text), Page (url, "
+            "title, year, doi, venue, domain), Domain (name, domain_category), Job. Relationships: HAS_CLAIM, "
+            "SUPPORTS/REFUTES/NEUTRAL (Fragment->Claim: nli_confidence, edge_human_corrected), EXTRACTED_FROM "
+            "(Fragment->Page), IN_DOMAIN, CITES (Page->Page). Prefer the named views (list_views) when one fits.",
+            api.QueryGraphRequest,
+            api.QueryResult,
+            ops.query_graph,
+            read_only=True,
+        ),
+        ToolSpec(
+            "list_views",
+            "Named graph views",
+            "The named read-only Cypher views (claim evidence summary, contradictions, reference candidates, "
+            "domain statistics, evidence timeline, ...) with their parameters. Run one with query_view.",
+            None,
+            api.ViewList,
+            lambda _: ops.list_views(),
+            read_only=True,
+        ),
+        ToolSpec(
+            "query_view",
+            "Run a named view",
+            "Run a named read-only view from list_views with its parameters (usually {task_id}).",
+            api.QueryViewRequest,
+            api.QueryResult,
+            ops.query_view,
+            read_only=True,
+        ),
+        ToolSpec(
+            "vector_search",
+            "Similarity search",
+            "Fragments (FAISS index) and/or claims most similar to a text, by cosine similarity of their embeddings; "
+            "optionally within one task. Returns ids, scores and text snippets with their source pages.",
+            api.VectorSearchRequest,
+            api.SearchResults,
+            ops.vector_search,
+            read_only=True,
+        ),
+    ]
+
+
+def create_mcp_server(ops: Operations) -> MCPServer:
+    """An MCPServer exposing every operation as a tool (used over stdio, streamable HTTP, and in tests)."""
+    tools = [_make_tool(spec) for spec in tool_specs(ops)]
+    return MCPServer(name="lyra", title="Lyra evidence graph", instructions=INSTRUCTIONS, tools=tools)
+
+
+__all__ = ["create_mcp_server", "tool_specs"]

@@ -1,0 +1,350 @@
+"""Requests and responses of Lyra's operations: the same models come out of an MCP tool and its REST route.
+
+Requests forbid unknown fields; every limit is declared here, so both front doors publish it in their schemas
+(the MCP tool's input schema, the OpenAPI document).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+
+from lyra.core.ids import TASK_ID_PATTERN
+
+TaskId = Annotated[str, Field(pattern=TASK_ID_PATTERN.pattern, description="a task id, e.g. 'vitamin_d'")]
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000)]
+JobState = Literal["queued", "running", "done", "failed", "cancelled"]
+TargetKind = Literal["query", "url", "doi", "file"]
+MAX_TARGETS = 200
+
+
+class Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Response(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# ----------------------------------------------------------------------------- tasks
+class TaskConfig(Request):
+    task_id: TaskId | None = Field(default=None, description="choose the id; generated from the hypothesis if absent")
+    claims: list[Text] = Field(
+        default_factory=list, max_length=100, description="claims to test besides the hypothesis"
+    )
+    max_pages: int | None = Field(default=None, ge=1, le=100_000, description="budget: documents the jobs may ingest")
+    max_seconds: float | None = Field(default=None, gt=0, le=86_400, description="budget: seconds of job time")
+
+
+class CreateTaskRequest(Request):
+    hypothesis: Text = Field(description="the statement to research; it becomes the task's first claim")
+    config: TaskConfig = Field(default_factory=TaskConfig)
+
+
+class CreateTaskResponse(Response):
+    task_id: str
+    hypothesis: str
+    claim_ids: list[str]
+    status: str
+    next_step: str = Field(description="what to call next")
+
+
+# ----------------------------------------------------------------------------- targets and jobs
+class TargetOptions(Request):
+    extract_claims: bool = Field(default=False, description="file targets: let the LLM propose further claims")
+
+
+class Target(Request):
+    kind: TargetKind = Field(description="query | url | doi | file")
+    value: Text = Field(description="search words, an http(s) URL, a DOI, or a path below an allowed folder")
+    options: TargetOptions = Field(default_factory=TargetOptions)
+
+    @field_validator("value")
+    @classmethod
+    def _no_control_characters(cls, value: str) -> str:
+        if any(ord(ch) < 32 for ch in value):
+            raise ValueError("must not contain control characters")
+        return value
+
+
+class QueueTargetsRequest(Request):
+    task_id: TaskId
+    targets: list[Target] = Field(min_length=1, max_length=MAX_TARGETS)
+
+
+class QueuedTarget(Response):
+    index: int
+    kind: TargetKind
+    value: str
+    job_id: str
+    state: JobState
+    duplicate: bool = Field(
+        description="true when this target is already queued, running or done for the task (not queued again); "
+        "a cancelled or failed target is queued again"
+    )
+
+
+class QueueTargetsResponse(Response):
+    task_id: str
+    queued: int
+    duplicates: int
+    jobs: list[QueuedTarget]
+
+
+# ----------------------------------------------------------------------------- status
+class GetStatusRequest(Request):
+    task_id: TaskId
+    wait: float = Field(default=0, ge=0, le=300, description="long-poll: seconds to wait for a change")
+    detail: Literal["summary", "full"] = "summary"
+
+
+class StopTaskRequest(Request):
+    task_id: TaskId
+    mode: Literal["graceful", "immediate"] = "graceful"
+    cleanup: Literal["none", "soft", "hard_orphans_only"] = "none"
+
+
+class JobCounts(Response):
+    queued: int = 0
+    running: int = 0
+    done: int = 0
+    failed: int = 0
+    cancelled: int = 0
+
+
+class Metrics(Response):
+    pages: int
+    fragments: int
+    claims: int
+    edges: dict[str, int] = Field(description="stance edges per relation: supports, refutes, neutral")
+
+
+class Budget(Response):
+    max_pages: int | None
+    pages_used: int
+    pages_remaining: int | None
+    max_seconds: float | None
+    seconds_used: float
+    seconds_remaining: float | None
+    exhausted: bool
+
+
+class Milestones(Response):
+    targets_queued: bool
+    first_evidence: bool
+    jobs_drained: bool = Field(description="no job is queued or running")
+    nli_results_stable: bool = Field(description="evidence exists and no job can add or change stance edges now")
+    budget_exhausted: bool
+
+
+class DomainOverrideState(Response):
+    is_overridden: bool
+    decision: str | None = None
+    matched_pattern: str | None = None
+    rule_id: str | None = None
+    reason: str | None = None
+    updated_at: str | None = None
+
+
+class BlockedDomain(Response):
+    domain: str
+    blocked_at: str | None
+    domain_block_reason: Literal["dangerous_pattern", "high_rejection_rate", "denylist", "manual", "unknown"]
+    domain_unblock_risk: Literal["high", "low"]
+    reason: str | None
+    cause_id: str | None
+    original_domain_category: str | None
+    restore_via: str
+    override: DomainOverrideState
+
+
+class DomainOverride(Response):
+    rule_id: str
+    domain_pattern: str
+    decision: str
+    domain_category: str | None = None
+    reason: str | None
+    updated_at: str | None
+
+
+class JobInfo(Response):
+    id: str
+    kind: str
+    value: str
+    state: JobState
+    attempts: int
+    error: str | None
+    result: dict[str, Any] | None
+    created_at: str | None
+    started_at: str | None
+    finished_at: str | None
+
+
+class TaskStatus(Response):
+    task_id: str
+    hypothesis: str
+    status: str
+    stop_requested: str | None
+    jobs: JobCounts
+    metrics: Metrics
+    budget: Budget
+    milestones: Milestones
+    blocked_domains: list[BlockedDomain]
+    domain_overrides: list[DomainOverride]
+    idle_seconds: int
+    waited_seconds: float
+    job_list: list[JobInfo] | None = Field(default=None, description="every job (detail=full only)")
+    errors: list[str] = Field(default_factory=list, description="errors of failed jobs (latest first, at most 10)")
+
+
+class StopTaskResponse(Response):
+    task_id: str
+    mode: str
+    cancelled_jobs: int
+    running_jobs: int
+    cleanup: str
+    cleanup_result: dict[str, Any] | None
+    resumable: bool
+
+
+# ----------------------------------------------------------------------------- materials
+class MaterialsOptions(Request):
+    evidence_limit: int = Field(default=50, ge=0, le=1000, description="evidence items per claim, strongest first")
+    include_neutral: bool = Field(default=True, description="list NEUTRAL evidence (it never changes confidence)")
+    include_not_adopted: bool = Field(default=True, description="include claims a human rejected")
+
+
+class GetMaterialsRequest(Request):
+    task_id: TaskId
+    options: MaterialsOptions = Field(default_factory=MaterialsOptions)
+
+
+class Evidence(Response):
+    edge_id: str
+    relation: Literal["supports", "refutes", "neutral"]
+    fragment_id: str
+    source_id: str | None
+    url: str | None
+    title: str | None
+    year: int | None
+    doi: str | None
+    venue: str | None
+    nli_confidence: float
+    source_domain_category: str | None
+    edge_human_corrected: bool
+
+
+class EvidenceYears(Response):
+    oldest: int | None
+    newest: int | None
+
+
+class MaterialClaim(Response):
+    claim_id: str
+    text: str
+    confidence: float
+    uncertainty: float
+    controversy: float
+    alpha: float
+    beta: float
+    evidence_count: int
+    supports_count: int
+    refutes_count: int
+    neutral_count: int
+    claim_adoption_status: Literal["adopted", "not_adopted"]
+    claim_rejection_reason: str | None
+    credible_interval_95: tuple[float, float] = Field(description="central 95% interval of Beta(alpha, beta)")
+    evidence: list[Evidence]
+    evidence_truncated: bool
+    evidence_years: EvidenceYears
+
+
+class Materials(Response):
+    task_id: str
+    hypothesis: str
+    status: str
+    claims: list[MaterialClaim]
+    computed_at: str
+
+
+# ----------------------------------------------------------------------------- graph, views, search
+class GetEvidenceGraphRequest(Request):
+    task_id: TaskId
+    limit: int = Field(default=2000, ge=1, le=20_000, description="at most this many stance edges")
+
+
+class GraphNode(Response):
+    model_config = ConfigDict(extra="allow")
+    id: str
+    label: str
+    caption: str | None = None
+
+
+class GraphEdge(Response):
+    model_config = ConfigDict(extra="allow")
+    type: str
+    source: str
+    target: str
+
+
+class EvidenceGraph(Response):
+    task_id: str
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    truncated: bool
+    cypher: str = Field(description="a Cypher query showing this subgraph in Neo4j Browser")
+    browser_url: str | None
+
+
+class QueryGraphOptions(Request):
+    row_limit: int = Field(default=100, ge=1, le=1000)
+
+
+class QueryGraphRequest(Request):
+    cypher: Annotated[str, StringConstraints(min_length=1, max_length=20_000)]
+    params: dict[str, Any] = Field(default_factory=dict)
+    options: QueryGraphOptions = Field(default_factory=QueryGraphOptions)
+
+
+class QueryResult(Response):
+    rows: list[dict[str, Any]]
+    row_count: int
+    truncated: bool
+
+
+class ViewInfo(Response):
+    name: str
+    description: str
+    parameters: list[str]
+
+
+class ViewList(Response):
+    views: list[ViewInfo]
+
+
+class QueryViewRequest(Request):
+    name: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class VectorSearchRequest(Request):
+    query: Text
+    task_id: TaskId | None = None
+    k: int = Field(default=10, ge=1, le=100)
+    kind: Literal["fragments", "claims", "both"] = "fragments"
+
+
+class SearchHit(Response):
+    kind: Literal["fragment", "claim"]
+    id: str
+    score: float
+    snippet: str
+    page_id: str | None = None
+    url: str | None = None
+    title: str | None = None
+    task_id: str | None = None
+
+
+class SearchResults(Response):
+    hits: list[SearchHit]

@@ -1,0 +1,357 @@
+"""Research work as background jobs kept in Neo4j, and the worker pool that runs them.
+
+A ``:Job`` node per queued target (state queued → running → done | failed | cancelled, attempts, error). Workers
+are threads inside the server process: each takes the oldest queued job under a node lock, runs it, and records
+how it ended. A heartbeat thread keeps running jobs alive and carries "cancel" requests from ``stop_task``.
+When a server dies mid-job its heartbeat stops; after ``stale_seconds`` any pool (the restarted one included)
+puts the job back in the queue, up to ``max_attempts`` runs. Every write a job makes is idempotent (pages by URL,
+fragments by text hash, one stance edge per pair), so running a job again adds nothing twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from lyra.core.errors import InvalidInputError, LyraError
+from lyra.core.ids import new_id, validate_task_id
+from lyra.graph.store import GraphStore
+from lyra.graph.tasks import TaskRepository
+from lyra.models.api import QueuedTarget, QueueTargetsRequest, QueueTargetsResponse, Target
+
+log = logging.getLogger(__name__)
+DOI_PREFIXES = ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "doi:")
+
+
+class JobCancelled(LyraError):
+    """A running job saw a stop request (``stop_task(mode=immediate)``)."""
+
+    code = "job_cancelled"
+
+
+class BudgetExhausted(LyraError):
+    code = "budget_exhausted"
+
+
+class SourceUnavailable(LyraError):
+    code = "source_not_available"
+
+
+@dataclass(frozen=True)
+class ClaimedJob:
+    id: str
+    task_id: str
+    kind: str
+    value: str
+    options: dict[str, Any]
+    attempts: int
+
+
+@dataclass
+class JobContext:
+    """Handed to the code running a job: cancellation and when the job started."""
+
+    job: ClaimedJob
+    started: float = field(default_factory=time.monotonic)
+    _cancel: threading.Event = field(default_factory=threading.Event)
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def check(self) -> None:
+        """Raise JobCancelled when a stop asked for it (called between units of work)."""
+        if self._cancel.is_set():
+            raise JobCancelled(f"job {self.job.id} was cancelled by stop_task(mode=immediate)")
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    result: dict[str, Any]
+    pages: int = 0
+
+
+JobExecutor = Callable[[ClaimedJob, JobContext], JobOutcome]
+
+
+# ----------------------------------------------------------------------------- targets
+def resolve_file_target(value: str, roots: Sequence[Path], field_name: str) -> Path:
+    """A file or folder below one of the allowed roots (symlinks resolved), else InvalidInputError."""
+    if not roots:
+        raise InvalidInputError(
+            field_name,
+            "file targets are disabled: no allowed folder is configured",
+            hint="set LYRA_ALLOWED_ROOTS to the folders Lyra may read",
+        )
+    raw = Path(value).expanduser()
+    candidates = [raw] if raw.is_absolute() else [root / raw for root in roots]
+    resolved_roots = [root.resolve() for root in roots]
+    for candidate in candidates:
+        path = candidate.resolve()
+        if not any(path == root or path.is_relative_to(root) for root in resolved_roots):
+            continue
+        if path.exists():
+            return path
+    if raw.is_absolute() and not any(raw.resolve().is_relative_to(r) for r in resolved_roots):
+        raise InvalidInputError(
+            field_name,
+            f"{value!r} is outside the allowed folders",
+            hint="allowed: " + ", ".join(str(r) for r in resolved_roots) + " (LYRA_ALLOWED_ROOTS)",
+        )
+    raise InvalidInputError(field_name, f"no such file or folder below the allowed folders: {value!r}")
+
+
+def normalise_target(target: Target, roots: Sequence[Path], field_name: str) -> str:
+    """The canonical form of a target's value (what duplicates are detected on); validates it."""
+    value = target.value.strip()
+    if target.kind == "file":
+        return str(resolve_file_target(value, roots, field_name))
+    if target.kind == "url":
+        parsed = urlparse(value)
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise InvalidInputError(field_name, "must be an http(s) URL with a host")
+        return parsed._replace(scheme=parsed.scheme.lower(), netloc=parsed.netloc.lower(), fragment="").geturl()
+    if target.kind == "doi":
+        doi = value
+        for prefix in DOI_PREFIXES:
+            if doi.lower().startswith(prefix):
+                doi = doi[len(prefix) :]
+        doi = doi.strip().lower()
+        if not doi.startswith("10.") or "/" not in doi or " " in doi:
+            raise InvalidInputError(field_name, f"{value!r} is not a DOI (expected 10.<registrant>/<suffix>)")
+        return doi
+    return " ".join(value.lower().split())  # query
+
+
+def job_key(task_id: str, kind: str, canonical: str) -> str:
+    return hashlib.sha256(f"{task_id}\x1f{kind}\x1f{canonical}".encode()).hexdigest()
+
+
+# ----------------------------------------------------------------------------- queue
+class JobService:
+    def __init__(self, store: GraphStore, tasks: TaskRepository, allowed_roots: Sequence[Path]) -> None:
+        self.store = store
+        self.tasks = tasks
+        self.allowed_roots = list(allowed_roots)
+        self._listeners: list[Callable[[], None]] = []
+
+    def on_queued(self, listener: Callable[[], None]) -> None:
+        """Called after new jobs are queued (a worker pool in this process wakes up at once)."""
+        self._listeners.append(listener)
+
+    def queue(self, request: QueueTargetsRequest) -> QueueTargetsResponse:
+        """Validate every target, then queue them in one transaction; duplicates are reported, not re-queued."""
+        self.tasks.get(request.task_id)
+        rows: list[dict[str, Any]] = []
+        for index, target in enumerate(request.targets):
+            canonical = normalise_target(target, self.allowed_roots, f"targets[{index}].value")
+            rows.append(
+                {
+                    "id": new_id("job"),
+                    "key": job_key(request.task_id, target.kind, canonical),
+                    "kind": target.kind,
+                    "value": canonical,
+                    "options": target.options.model_dump_json(),
+                }
+            )
+        unique = list({row["key"]: row for row in reversed(rows)}.values())[::-1]  # first occurrence of each key
+        written = {
+            out["key"]: out for out in self.store.run("jobs/enqueue_jobs", {"task_id": request.task_id, "rows": unique})
+        }
+        jobs: list[QueuedTarget] = []
+        first_index: dict[str, int] = {}
+        for index, row in enumerate(rows):
+            out = written[row["key"]]
+            duplicate = not out["queued"] or first_index.setdefault(row["key"], index) != index
+            jobs.append(
+                QueuedTarget(
+                    index=index,
+                    kind=row["kind"],
+                    value=row["value"],
+                    job_id=out["id"],
+                    state=out["state"],
+                    duplicate=duplicate,
+                )
+            )
+        queued = sum(1 for j in jobs if not j.duplicate)
+        if queued:
+            for listener in self._listeners:
+                listener()
+        return QueueTargetsResponse(task_id=request.task_id, queued=queued, duplicates=len(jobs) - queued, jobs=jobs)
+
+    def stop(self, task_id: str, *, immediate: bool) -> tuple[int, int]:
+        """Cancel the task's queued jobs; ask running ones to cancel when ``immediate``. Returns the counts."""
+        validate_task_id(task_id)
+        self.tasks.get(task_id)
+        row = self.store.run("jobs/stop_task_jobs", {"task_id": task_id, "immediate": immediate})[0]
+        return int(row["cancelled"]), int(row["running"])
+
+
+# ----------------------------------------------------------------------------- workers
+class WorkerPool:
+    """Threads that take queued jobs from Neo4j and run them with ``executor``."""
+
+    def __init__(
+        self,
+        store: GraphStore,
+        executor: JobExecutor,
+        *,
+        workers: int = 1,
+        poll_seconds: float = 1.0,
+        heartbeat_seconds: float = 5.0,
+        stale_seconds: float = 30.0,
+        max_attempts: int = 3,
+    ) -> None:
+        self.store = store
+        self.executor = executor
+        self.workers = workers
+        self.poll_seconds = poll_seconds
+        self.heartbeat_seconds = heartbeat_seconds
+        self.stale_seconds = stale_seconds
+        self.max_attempts = max_attempts
+        self.name = new_id("worker")
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._running: dict[str, JobContext] = {}
+        self._lock = threading.Lock()
+
+    # lifecycle
+    def start(self) -> None:
+        if self._threads:
+            return
+        self._stop.clear()
+        for i in range(self.workers):
+            thread = threading.Thread(target=self._work_loop, name=f"lyra-worker-{i}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        beat = threading.Thread(target=self._heartbeat_loop, name="lyra-heartbeat", daemon=True)
+        beat.start()
+        self._threads.append(beat)
+        log.info("worker pool %s started with %d worker(s)", self.name, self.workers)
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop taking jobs and wait for running ones; what does not finish in time is resumed by the next start."""
+        self._stop.set()
+        self._wake.set()
+        deadline = time.monotonic() + timeout
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        self._threads.clear()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    @property
+    def running_jobs(self) -> list[str]:
+        with self._lock:
+            return list(self._running)
+
+    # loops
+    def _work_loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                job = self._claim()
+            except LyraError as exc:
+                log.warning("worker could not take a job: %s", exc.message)
+                job = None
+            if job is None:
+                self._wake.wait(self.poll_seconds)
+                self._wake.clear()
+                continue
+            self._run(job)
+
+    def _claim(self) -> ClaimedJob | None:
+        rows = self.store.run("jobs/claim_next_job", {"worker": self.name})
+        if not rows:
+            return None
+        row = rows[0]
+        return ClaimedJob(
+            id=row["id"],
+            task_id=row["task_id"],
+            kind=row["kind"],
+            value=row["value"],
+            options=json.loads(row["options"] or "{}"),
+            attempts=row["attempts"],
+        )
+
+    def _run(self, job: ClaimedJob) -> None:
+        ctx = JobContext(job)
+        with self._lock:
+            self._running[job.id] = ctx
+        state, error, result, pages = "done", None, None, 0
+        log.info("job %s (%s %s) started, attempt %d", job.id, job.kind, job.value, job.attempts)
+        try:
+            outcome = self.executor(job, ctx)
+            result, pages = outcome.result, outcome.pages
+        except JobCancelled as exc:
+            state, error = "cancelled", exc.message
+        except LyraError as exc:
+            state, error = "failed", f"{exc.code}: {exc.message}"
+        except Exception as exc:  # a bug must not kill the worker thread; the job records it
+            log.exception("job %s crashed", job.id)
+            state, error = "failed", f"internal_error: {type(exc).__name__}: {exc}"
+        finally:
+            with self._lock:
+                self._running.pop(job.id, None)
+        try:
+            self.store.run(
+                "jobs/finish_job",
+                {
+                    "id": job.id,
+                    "worker": self.name,
+                    "state": state,
+                    "error": error,
+                    "result": json.dumps(result) if result is not None else None,
+                    "pages": pages,
+                    "seconds": round(ctx.elapsed, 3),
+                },
+            )
+        except LyraError as exc:  # the heartbeat stops, so the job is re-queued later: nothing is lost
+            log.error("could not record the end of job %s: %s", job.id, exc.message)
+        log.info("job %s %s%s", job.id, state, f": {error}" if error else "")
+
+    def _heartbeat_loop(self) -> None:
+        last_requeue = 0.0
+        while not self._stop.wait(self.heartbeat_seconds if self._running else min(self.heartbeat_seconds, 1.0)):
+            try:
+                ids = self.running_jobs
+                if ids:
+                    rows = self.store.run("jobs/heartbeat_jobs", {"worker": self.name, "ids": ids})
+                    for row in rows:
+                        if row["cancel_requested"]:
+                            with self._lock:
+                                ctx = self._running.get(row["id"])
+                            if ctx is not None:
+                                ctx.cancel()
+                if time.monotonic() - last_requeue >= self.heartbeat_seconds:
+                    last_requeue = time.monotonic()
+                    self.requeue_stale()
+            except LyraError as exc:
+                log.warning("heartbeat failed: %s", exc.message)
+
+    def requeue_stale(self) -> int:
+        """Put jobs of dead workers back in the queue (or fail them after max_attempts)."""
+        rows = self.store.run(
+            "jobs/requeue_stale_jobs", {"stale_seconds": int(self.stale_seconds), "max_attempts": self.max_attempts}
+        )
+        for row in rows:
+            log.warning("job %s was interrupted (its worker stopped); now %s", row["id"], row["state"])
+        if any(r["state"] == "queued" for r in rows):
+            self._wake.set()
+        return len(rows)

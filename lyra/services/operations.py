@@ -1,0 +1,178 @@
+"""Lyra's operations: the one application layer the MCP server, the REST API and the CLI call.
+
+Each method takes a request model and returns a response model from :mod:`lyra.models.api`; the adapters only
+translate transport shapes and errors, so an MCP tool and its REST route cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import TYPE_CHECKING
+from urllib.parse import quote
+
+from lyra.core.errors import ConflictError
+from lyra.core.ids import TASK_ID_PATTERN
+from lyra.graph.connection import ConnectionInfo
+from lyra.graph.store import GraphStore, to_plain
+from lyra.graph.tasks import TaskRepository
+from lyra.models.api import (
+    CreateTaskRequest,
+    CreateTaskResponse,
+    EvidenceGraph,
+    GetEvidenceGraphRequest,
+    GetMaterialsRequest,
+    GetStatusRequest,
+    GraphEdge,
+    GraphNode,
+    Materials,
+    MaterialsOptions,
+    QueryGraphRequest,
+    QueryResult,
+    QueryViewRequest,
+    QueueTargetsRequest,
+    QueueTargetsResponse,
+    SearchResults,
+    StopTaskRequest,
+    StopTaskResponse,
+    TaskStatus,
+    VectorSearchRequest,
+    ViewList,
+)
+from lyra.services.cleanup import CleanupService
+from lyra.services.jobs import JobService
+from lyra.services.materials import MaterialsService
+from lyra.services.status import StatusService
+from lyra.services.tasks import TaskService
+
+if TYPE_CHECKING:
+    from lyra.services.explore import ExploreService
+
+
+def task_id_for(hypothesis: str) -> str:
+    """A readable, unique-enough id: the first words of the hypothesis plus a short hash (``vitamin_d_..._3fa2c1``)."""
+    words = re.findall(r"[a-z0-9]+", hypothesis.lower())
+    stem = "_".join(words)[:40].strip("_") or "task"
+    if not stem[0].isalpha():
+        stem = f"t_{stem}"
+    digest = hashlib.sha256(hypothesis.encode()).hexdigest()[:6]
+    out = f"{stem}_{digest}"
+    assert TASK_ID_PATTERN.fullmatch(out), out
+    return out
+
+
+class Operations:
+    def __init__(
+        self,
+        store: GraphStore,
+        task_repo: TaskRepository,
+        tasks: TaskService,
+        jobs: JobService,
+        status: StatusService,
+        materials: MaterialsService,
+        cleanup: CleanupService,
+        explore: ExploreService,
+        connection: ConnectionInfo,
+    ) -> None:
+        self.store = store
+        self.task_repo = task_repo
+        self.tasks = tasks
+        self.jobs = jobs
+        self._status = status
+        self._materials = materials
+        self.cleanup = cleanup
+        self.explore = explore
+        self.connection = connection
+
+    # ------------------------------------------------------------------ tasks
+    def create_task(self, request: CreateTaskRequest) -> CreateTaskResponse:
+        config = request.config
+        task_id = config.task_id or task_id_for(request.hypothesis)
+        if config.task_id is None and self.task_repo.exists(task_id):
+            raise ConflictError(
+                f"a task with this hypothesis already exists: {task_id!r}",
+                hint="call get_status on it, or give config.task_id to start a separate task",
+            )
+        created = self.tasks.create_task(task_id, request.hypothesis)
+        claim_ids = list(created.get("claim_ids", []))
+        extra = [c for c in config.claims if c != request.hypothesis]
+        if extra:
+            claim_ids += self.tasks.add_claims(task_id, extra)
+        if config.max_pages is not None or config.max_seconds is not None:
+            self.store.run(
+                "jobs/set_task_budget",
+                {"task_id": task_id, "max_pages": config.max_pages, "max_seconds": config.max_seconds},
+            )
+        return CreateTaskResponse(
+            task_id=task_id,
+            hypothesis=created["hypothesis"],
+            claim_ids=claim_ids,
+            status=created["status"],
+            next_step="queue_targets(task_id, targets) to gather evidence, then get_status(task_id, wait=...)",
+        )
+
+    def queue_targets(self, request: QueueTargetsRequest) -> QueueTargetsResponse:
+        return self.jobs.queue(request)
+
+    def get_status(self, request: GetStatusRequest) -> TaskStatus:
+        return self._status.status(request)
+
+    def stop_task(self, request: StopTaskRequest) -> StopTaskResponse:
+        cancelled, running = self.jobs.stop(request.task_id, immediate=request.mode == "immediate")
+        result = None
+        if request.cleanup != "none":
+            result = self.cleanup.cleanup(request.task_id, "soft" if request.cleanup == "soft" else "hard").model_dump()
+        return StopTaskResponse(
+            task_id=request.task_id,
+            mode=request.mode,
+            cancelled_jobs=cancelled,
+            running_jobs=running,
+            cleanup=request.cleanup,
+            cleanup_result=result,
+            resumable=request.cleanup == "none",
+        )
+
+    # -------------------------------------------------------------- evidence
+    def get_materials(self, request: GetMaterialsRequest) -> Materials:
+        return self._materials.materials(request)
+
+    def get_evidence_graph(self, request: GetEvidenceGraphRequest) -> EvidenceGraph:
+        self.task_repo.get(request.task_id)
+        row = self.store.run("graph/task_subgraph", {"task_id": request.task_id, "limit": request.limit})[0]
+        cypher = (
+            f"MATCH p = (:Task {{id: '{request.task_id}'}})-[:HAS_CLAIM]->(:Claim)"
+            "<-[:SUPPORTS|REFUTES|NEUTRAL]-(:Fragment)-[:EXTRACTED_FROM]->(:Page) RETURN p LIMIT 300"
+        )
+        browser = self.connection.browser_url
+        return EvidenceGraph(
+            task_id=request.task_id,
+            nodes=[GraphNode.model_validate(to_plain(n)) for n in row["nodes"]],
+            edges=[GraphEdge.model_validate(to_plain(e)) for e in row["edges"]],
+            truncated=row["truncated"],
+            cypher=cypher,
+            browser_url=f"{browser}?cmd=edit&arg={quote(cypher)}" if browser else None,
+        )
+
+    # ------------------------------------------------------------- exploring
+    def query_graph(self, request: QueryGraphRequest) -> QueryResult:
+        return self.explore.query_graph(request.cypher, request.params, request.options.row_limit)
+
+    def list_views(self) -> ViewList:
+        return ViewList(views=self.explore.list_views())
+
+    def query_view(self, request: QueryViewRequest) -> QueryResult:
+        return self.explore.query_view(request.name, request.params)
+
+    # ---------------------------------------------------------------- report
+    def report_html(self, task_id: str, evidence_limit: int = 200) -> str:
+        """The evidence report page: materials and the evidence timeline, rendered as one HTML document."""
+        from lyra.services.report import render_report
+
+        materials = self.get_materials(
+            GetMaterialsRequest(task_id=task_id, options=MaterialsOptions(evidence_limit=evidence_limit))
+        )
+        timeline = self.explore.query_view("evidence_timeline", {"task_id": task_id}).rows
+        return render_report(materials, timeline)
+
+    def vector_search(self, request: VectorSearchRequest) -> SearchResults:
+        return SearchResults(hits=self.explore.vector_search(request.query, request.task_id, request.k, request.kind))

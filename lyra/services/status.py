@@ -1,0 +1,125 @@
+"""get_status: a task's jobs, graph metrics, budget and milestones, with long-polling."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from lyra.graph.store import GraphStore, to_plain
+from lyra.graph.tasks import TaskRepository
+from lyra.models.api import (
+    BlockedDomain,
+    Budget,
+    DomainOverride,
+    GetStatusRequest,
+    JobCounts,
+    JobInfo,
+    Metrics,
+    Milestones,
+    TaskStatus,
+)
+
+DomainState = Callable[[], tuple[list[BlockedDomain], list[DomainOverride]]]
+POLL_SECONDS = 0.5
+MAX_ERRORS = 10
+
+
+def _no_domain_state() -> tuple[list[BlockedDomain], list[DomainOverride]]:
+    return [], []
+
+
+def _fingerprint(row: dict[str, Any]) -> tuple[Any, ...]:
+    keys = ("status", "queued", "running", "done", "failed", "cancelled", "claims", "supports", "refutes", "neutral")
+    return tuple(row[k] for k in keys)
+
+
+class StatusService:
+    def __init__(self, store: GraphStore, tasks: TaskRepository, domain_state: DomainState | None = None) -> None:
+        self.store = store
+        self.tasks = tasks
+        self.domain_state = domain_state or _no_domain_state
+
+    def _row(self, task_id: str) -> dict[str, Any]:
+        rows = self.store.run("jobs/task_status", {"task_id": task_id})
+        if not rows:
+            self.tasks.get(task_id)  # raises NotFoundError with a hint
+        return rows[0]
+
+    def status(self, request: GetStatusRequest) -> TaskStatus:
+        """Long-polls up to ``wait`` seconds: returns early when anything changes or no job is left to run."""
+        start = time.monotonic()
+        row = self._row(request.task_id)
+        if request.wait > 0:
+            before = _fingerprint(row)
+            while row["queued"] + row["running"] > 0:
+                remaining = request.wait - (time.monotonic() - start)
+                if remaining <= 0:
+                    break
+                time.sleep(min(POLL_SECONDS, remaining))
+                row = self._row(request.task_id)
+                if _fingerprint(row) != before:
+                    break
+        jobs = [to_plain(j) for j in self.store.run("jobs/task_jobs", {"task_id": request.task_id})]
+        blocked, overrides = self.domain_state()
+        return self._build(row, jobs, blocked, overrides, request.detail == "full", time.monotonic() - start)
+
+    @staticmethod
+    def _build(
+        row: dict[str, Any],
+        jobs: list[dict[str, Any]],
+        blocked: list[BlockedDomain],
+        overrides: list[DomainOverride],
+        full: bool,
+        waited: float,
+    ) -> TaskStatus:
+        counts = JobCounts(
+            queued=row["queued"],
+            running=row["running"],
+            done=row["done"],
+            failed=row["failed"],
+            cancelled=row["cancelled"],
+        )
+        edges = {"supports": row["supports"], "refutes": row["refutes"], "neutral": row["neutral"]}
+        max_pages, max_seconds = row["max_pages"], row["max_seconds"]
+        pages_left = None if max_pages is None else max(0, max_pages - row["pages_used"])
+        seconds_left = None if max_seconds is None else max(0.0, max_seconds - row["seconds_used"])
+        exhausted = pages_left == 0 or seconds_left == 0.0
+        active = counts.queued + counts.running
+        total_jobs = active + counts.done + counts.failed + counts.cancelled
+        has_evidence = sum(edges.values()) > 0
+        failed = [j for j in jobs if j["state"] == "failed" and j["error"]]
+        failed.sort(key=lambda j: j["finished_at"] or "", reverse=True)
+        return TaskStatus(
+            task_id=row["task_id"],
+            hypothesis=row["hypothesis"],
+            status=row["status"],
+            stop_requested=row["stop_requested"],
+            jobs=counts,
+            metrics=Metrics(pages=row["pages"], fragments=row["fragments"], claims=row["claims"], edges=edges),
+            budget=Budget(
+                max_pages=max_pages,
+                pages_used=row["pages_used"],
+                pages_remaining=pages_left,
+                max_seconds=max_seconds,
+                seconds_used=round(row["seconds_used"], 3),
+                seconds_remaining=None if seconds_left is None else round(seconds_left, 3),
+                exhausted=exhausted,
+            ),
+            milestones=Milestones(
+                targets_queued=total_jobs > 0,
+                first_evidence=has_evidence,
+                jobs_drained=total_jobs > 0 and active == 0,
+                nli_results_stable=has_evidence and active == 0,
+                budget_exhausted=exhausted,
+            ),
+            blocked_domains=blocked,
+            domain_overrides=overrides,
+            idle_seconds=max(0, int(row["idle_seconds"])),
+            waited_seconds=round(waited, 3),
+            job_list=[JobInfo(**{**j, "result": json.loads(j["result"]) if j["result"] else None}) for j in jobs]
+            if full
+            else None,
+            errors=[f"{j['kind']} {j['value']}: {j['error']}" for j in failed[:MAX_ERRORS]],
+        )
