@@ -176,8 +176,8 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
             "stop_task",
             "Stop a task",
             "Stop a task's jobs. mode=graceful lets running jobs finish; immediate cancels them at the next step. "
-            "cleanup=none keeps everything (the task stays resumable: queue targets again); soft removes the task's "
-            "claims and edges; hard_orphans_only also deletes fragments and pages no other task uses.",
+            "cleanup=none keeps everything (the task stays resumable: queue targets again); soft removes the task with "
+            "its claims and edges; hard_orphans_only also deletes fragments and pages no other task uses.",
             api.StopTaskRequest,
             api.StopTaskResponse,
             ops.stop_task,

@@ -1,0 +1,166 @@
+"""Every MCP tool through the SDK's in-memory client, over the example graph in the real Neo4j."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from lyra.bootstrap import Services
+from lyra.mcp.server import create_mcp_server
+from lyra.models.api import GetMaterialsRequest
+from lyra.services.graph_import import load_graph_file
+from lyra.services.jobs import JobService
+
+pytestmark = pytest.mark.neo4j
+ROOT = Path(__file__).resolve().parents[2]
+TASK = "example_vitamin_d"
+TOOLS = {
+    "create_task": (False, False),
+    "queue_targets": (False, False),
+    "get_status": (True, False),
+    "stop_task": (False, True),
+    "get_materials": (True, False),
+    "get_evidence_graph": (True, False),
+    "query_graph": (True, False),
+    "list_views": (True, False),
+    "query_view": (True, False),
+    "vector_search": (True, False),
+}
+
+
+@pytest.fixture
+def example(graph: Services, tmp_path: Path) -> Services:
+    load_graph_file(ROOT / "config/examples/example_graph.json", graph.tasks, graph.evidence)
+    (tmp_path / "note.md").write_text("# Note\n\nA local note about vitamin D and falls.", encoding="utf-8")
+    graph.jobs = JobService(graph.store, graph.task_repo, [tmp_path])
+    graph.__dict__.pop("operations", None)  # rebuilt with the job service above
+    return graph
+
+
+def call(services: Services, name: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
+    """(is_error, structured content or the parsed error object)."""
+    server = create_mcp_server(services.operations)
+
+    async def run() -> tuple[bool, Any]:
+        async with Client(server) as client:
+            result = await client.call_tool(name, arguments)
+            if result.is_error:
+                text = result.content[0].text  # type: ignore[union-attr]
+                return True, json.loads(text[text.index("{") :])
+            return False, result.structured_content
+
+    return anyio.run(run)
+
+
+def test_every_tool_is_listed_with_schemas_annotations_and_a_description(example: Services) -> None:
+    async def run() -> Any:
+        async with Client(create_mcp_server(example.operations)) as client:
+            return (await client.list_tools()).tools
+
+    tools = {t.name: t for t in anyio.run(run)}
+    assert set(tools) == set(TOOLS)
+    for name, (read_only, destructive) in TOOLS.items():
+        tool = tools[name]
+        assert tool.input_schema["type"] == "object" and tool.input_schema.get("additionalProperties") is False
+        assert tool.output_schema and tool.output_schema["type"] == "object"
+        assert tool.annotations is not None
+        assert tool.annotations.read_only_hint is read_only, name
+        assert tool.annotations.destructive_hint is destructive, name
+        assert tool.description and len(tool.description) > 60
+
+
+def test_create_task_returns_the_id_and_refuses_a_second_task_with_the_same_hypothesis(example: Services) -> None:
+    error, out = call(example, "create_task", {"hypothesis": "Coffee improves memory", "config": {"max_pages": 5}})
+    assert not error and out["task_id"].startswith("coffee_improves_memory_") and len(out["claim_ids"]) == 1
+    error, again = call(example, "create_task", {"hypothesis": "Coffee improves memory"})
+    assert error and again["error"] == "conflict"
+
+
+def test_unknown_arguments_and_bad_values_name_the_field(example: Services) -> None:
+    error, out = call(example, "create_task", {"hypothesis": "x", "colour": "red"})
+    assert error and out == {
+        "error": "invalid_input",
+        "message": "colour: Extra inputs are not permitted",
+        "field": "colour",
+    }
+    error, out = call(example, "get_status", {"task_id": "Bad Id"})
+    assert error and out["field"] == "task_id"
+    error, out = call(example, "get_status", {"task_id": TASK, "wait": 301})
+    assert error and out["field"] == "wait"
+    error, out = call(example, "get_materials", {"task_id": "no_such_task"})
+    assert error and out["error"] == "not_found"
+
+
+def test_queue_targets_then_get_status_and_stop(example: Services, tmp_path: Path) -> None:
+    error, out = call(
+        example,
+        "queue_targets",
+        {"task_id": TASK, "targets": [{"kind": "file", "value": "note.md"}, {"kind": "file", "value": "note.md"}]},
+    )
+    assert not error and out["queued"] == 1 and out["duplicates"] == 1
+    error, out = call(example, "queue_targets", {"task_id": TASK, "targets": [{"kind": "file", "value": "/etc"}]})
+    assert error and out["field"] == "targets[0].value"
+    error, status = call(example, "get_status", {"task_id": TASK, "detail": "full"})
+    assert not error and status["jobs"]["queued"] == 1 and status["metrics"]["claims"] == 3
+    assert status["milestones"]["targets_queued"] and not status["milestones"]["jobs_drained"]
+    assert status["blocked_domains"] == [] and status["idle_seconds"] >= 0
+    assert status["job_list"][0]["value"] == str((tmp_path / "note.md").resolve())
+    error, stopped = call(example, "stop_task", {"task_id": TASK, "cleanup": "soft"})
+    assert not error and stopped["cancelled_jobs"] == 1 and not stopped["resumable"]
+    assert call(example, "get_status", {"task_id": TASK})[1]["error"] == "not_found"  # soft clean-up removes the task
+
+
+def test_get_materials_matches_the_service_and_carries_evidence_and_years(example: Services) -> None:
+    error, out = call(example, "get_materials", {"task_id": TASK})
+    assert not error
+    expected = example.materials.materials(GetMaterialsRequest(task_id=TASK)).model_dump(mode="json")
+    out.pop("computed_at"), expected.pop("computed_at")
+    assert out == expected
+    hypothesis = out["claims"][0]
+    assert hypothesis["evidence_count"] == hypothesis["supports_count"] + hypothesis["refutes_count"]
+    assert {e["relation"] for e in hypothesis["evidence"]} >= {"supports", "refutes"}
+    years = [e["year"] for e in hypothesis["evidence"] if e["year"] is not None]
+    assert hypothesis["evidence_years"] == {"oldest": min(years), "newest": max(years)}
+    low, high = hypothesis["credible_interval_95"]
+    assert low < hypothesis["confidence"] < high
+
+
+def test_get_evidence_graph_has_domain_categories_and_a_browser_link(example: Services) -> None:
+    error, out = call(example, "get_evidence_graph", {"task_id": TASK})
+    assert not error
+    labels = {n["label"] for n in out["nodes"]}
+    assert labels == {"Task", "Claim", "Fragment", "Page", "Domain"}
+    assert all(n.get("domain_category") for n in out["nodes"] if n["label"] == "Domain")
+    types = {e["type"] for e in out["edges"]}
+    assert {"HAS_CLAIM", "SUPPORTS", "REFUTES", "EXTRACTED_FROM", "IN_DOMAIN"} <= types
+    ids = {n["id"] for n in out["nodes"]}
+    assert all(e["source"] in ids and e["target"] in ids for e in out["edges"])
+    assert TASK in out["cypher"] and not out["truncated"]
+    rows = example.explore.query_graph(out["cypher"]).rows  # the query given to people runs as it is
+    assert rows
+
+
+def test_query_graph_runs_reads_and_refuses_writes(example: Services) -> None:
+    error, out = call(
+        example,
+        "query_graph",
+        {"cypher": "MATCH (c:Claim {task_id: $t}) RETURN count(c) AS n", "params": {"t": TASK}},
+    )
+    assert not error and out["rows"] == [{"n": 3}]
+    error, out = call(example, "query_graph", {"cypher": "MATCH (c:Claim) DETACH DELETE c"})
+    assert error and out["field"] == "cypher" and "read-only" in out["message"]
+    assert example.explore.query_graph("MATCH (c:Claim) RETURN count(c) AS n").rows == [{"n": 3}]
+
+
+def test_views_are_listed_and_run(example: Services) -> None:
+    error, views = call(example, "list_views", {})
+    assert not error and "contradictions" in {v["name"] for v in views["views"]}
+    error, out = call(example, "query_view", {"name": "contradictions", "params": {"task_id": TASK}})
+    assert not error and out["row_count"] == 1
+    error, out = call(example, "query_view", {"name": "nope", "params": {}})
+    assert error and out["error"] == "not_found"
