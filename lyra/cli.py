@@ -658,6 +658,54 @@ def bench_confidence(
     out.print(table)
 
 
+@bench_app.command("api")
+@handle_errors
+def bench_api(
+    large_claims: int = typer.Option(10_000, min=1),
+    small_claims: int = typer.Option(1_000, min=1),
+    edges_per_claim: int = typer.Option(20, min=1),
+    clients: int = typer.Option(8, min=1),
+    requests_per_client: int = typer.Option(25, min=1),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """get_materials / get_status latency on a large task; get_materials over HTTP with concurrent clients."""
+    from lyra.bench.api import run_api_bench
+
+    with _open_services() as services:
+        r = run_api_bench(
+            services,
+            large_claims,
+            small_claims,
+            edges_per_claim,
+            clients=clients,
+            requests_per_client=requests_per_client,
+        )
+    if as_json:
+        print(r.model_dump_json(indent=2))
+        return
+
+    def ms(lat: Any) -> str:
+        return f"p50 {lat.p50_ms:.0f} ms, p95 {lat.p95_ms:.0f} ms ({lat.runs} runs)"
+
+    table = Table("measure", "value", title="API benchmark")
+    table.add_row(f"get_materials, {r.large_claims} claims / {r.large_edges} edges (in process)", ms(r.large_materials))
+    table.add_row(f"get_status, {r.large_claims} claims / {r.large_edges} edges (in process)", ms(r.large_status))
+    table.add_row(f"get_materials, {r.small_claims} claims / {r.small_edges} edges (in process)", ms(r.small_materials))
+    table.add_row("  same over HTTP, 1 client", ms(r.small_materials_http_one_client))
+    load = r.small_materials_http_loaded
+    table.add_row(
+        f"  same over HTTP, {load.clients} concurrent clients",
+        f"{load.requests_per_second:.1f} req/s, {ms(load.latency)}, {load.errors} errors",
+    )
+    table.add_row("  response size", f"{r.materials_bytes / 1e6:.2f} MB")
+    table.add_row(
+        f"target p95 < {r.target_p95_ms:.0f} ms",
+        f"1 client: {'met' if r.target_met_one_client else 'NOT met'}; "
+        f"{load.clients} clients: {'met' if r.target_met_under_load else 'NOT met'}",
+    )
+    out.print(table)
+
+
 @bench_app.command("faiss")
 @handle_errors
 def bench_faiss(
