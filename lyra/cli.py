@@ -691,6 +691,7 @@ def bench_api(
     table.add_row(f"get_materials, {r.large_claims} claims / {r.large_edges} edges (in process)", ms(r.large_materials))
     table.add_row(f"get_status, {r.large_claims} claims / {r.large_edges} edges (in process)", ms(r.large_status))
     table.add_row(f"get_materials, {r.small_claims} claims / {r.small_edges} edges (in process)", ms(r.small_materials))
+    table.add_row("  same, every evidence item listed (in process)", ms(r.small_materials_all_evidence))
     table.add_row("  same over HTTP, 1 client", ms(r.small_materials_http_one_client))
     load = r.small_materials_http_loaded
     table.add_row(

@@ -184,6 +184,11 @@ def _install_guards(app: FastAPI, settings: Settings) -> None:
 
 
 # ----------------------------------------------------------------------------- routes
+def _model_response(model: BaseModel) -> Response:
+    """Large responses are serialised once, by pydantic's JSON encoder (the route still declares its model)."""
+    return Response(content=model.model_dump_json(), media_type="application/json")
+
+
 def _strict_query(*allowed: str) -> Callable[[Request], None]:
     """Unknown query parameters are rejected, like unknown body fields."""
 
@@ -234,27 +239,31 @@ def _install_routes(app: FastAPI, ops: Operations, services: Services) -> None:
 
     @app.get(
         f"{PREFIX}/tasks/{{task_id}}/materials",
+        response_model=api.Materials,
         tags=["evidence"],
         dependencies=[Depends(_strict_query("evidence_limit", "include_neutral", "include_not_adopted"))],
     )
     def get_materials(
         task_id: TaskIdPath,
-        evidence_limit: Annotated[int, Query(ge=0, le=1000)] = 50,
+        evidence_limit: Annotated[int, Query(ge=0, le=1000)] = 10,
         include_neutral: bool = True,
         include_not_adopted: bool = True,
-    ) -> api.Materials:
+    ) -> Response:
         """Claims with confidence, uncertainty, controversy and their evidence, computed now from the edges."""
         options = api.MaterialsOptions(
             evidence_limit=evidence_limit, include_neutral=include_neutral, include_not_adopted=include_not_adopted
         )
-        return ops.get_materials(api.GetMaterialsRequest(task_id=task_id, options=options))
+        return _model_response(ops.get_materials(api.GetMaterialsRequest(task_id=task_id, options=options)))
 
-    @app.get(f"{PREFIX}/tasks/{{task_id}}/graph", tags=["evidence"], dependencies=[Depends(_strict_query("limit"))])
-    def get_evidence_graph(
-        task_id: TaskIdPath, limit: Annotated[int, Query(ge=1, le=20_000)] = 2000
-    ) -> api.EvidenceGraph:
+    @app.get(
+        f"{PREFIX}/tasks/{{task_id}}/graph",
+        response_model=api.EvidenceGraph,
+        tags=["evidence"],
+        dependencies=[Depends(_strict_query("limit"))],
+    )
+    def get_evidence_graph(task_id: TaskIdPath, limit: Annotated[int, Query(ge=1, le=20_000)] = 2000) -> Response:
         """The task's evidence subgraph, with a Cypher query and a Neo4j Browser link for it."""
-        return ops.get_evidence_graph(api.GetEvidenceGraphRequest(task_id=task_id, limit=limit))
+        return _model_response(ops.get_evidence_graph(api.GetEvidenceGraphRequest(task_id=task_id, limit=limit)))
 
     @app.get(f"{PREFIX}/views", tags=["explore"], dependencies=[Depends(_strict_query())])
     def list_views() -> api.ViewList:

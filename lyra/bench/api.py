@@ -1,5 +1,8 @@
 """Benchmark: get_materials and get_status latency on a large task, and get_materials over HTTP under load.
 
+get_materials lists 10 evidence items per claim by default (counts and confidence use every edge); the
+1k-claim task is also timed with every evidence item listed.
+
 1. A 10k-claim / 200k-edge task: in-process latency of get_materials and get_status (the service layer both
    front doors call).
 2. A 1k-claim task: the same in-process latency, then ``lyra serve`` in a separate process and 8 concurrent HTTP
@@ -24,7 +27,7 @@ from pydantic import BaseModel
 
 from lyra.bench.confidence import build_synthetic_task
 from lyra.bootstrap import Services
-from lyra.models.api import GetMaterialsRequest, GetStatusRequest
+from lyra.models.api import GetMaterialsRequest, GetStatusRequest, MaterialsOptions
 
 TARGET_P95_MS = 300.0
 
@@ -53,6 +56,7 @@ class ApiBenchResult(BaseModel):
     small_claims: int
     small_edges: int
     small_materials: Latency
+    small_materials_all_evidence: Latency
     small_materials_http_one_client: Latency
     small_materials_http_loaded: HttpLoad
     materials_bytes: int
@@ -167,6 +171,8 @@ def run_api_bench(
         print(f"building {small_claims} claims x {edges_per_claim} edges ...", file=sys.stderr)
         build_synthetic_task(services, small, small_claims, edges_per_claim, seed=12)
         small_materials = time_calls(lambda: ops.get_materials(GetMaterialsRequest(task_id=small)), runs)
+        everything = GetMaterialsRequest(task_id=small, options=MaterialsOptions(evidence_limit=1000))
+        small_all = time_calls(lambda: ops.get_materials(everything), runs)
 
         port = _free_port()
         log = services.settings.state_dir / "bench_api_serve.log"
@@ -195,10 +201,11 @@ def run_api_bench(
         small_claims=small_claims,
         small_edges=small_claims * edges_per_claim,
         small_materials=small_materials,
+        small_materials_all_evidence=small_all,
         small_materials_http_one_client=one,
         small_materials_http_loaded=loaded,
         materials_bytes=len(body.content),
         target_p95_ms=TARGET_P95_MS,
-        target_met_one_client=one.latency.p95_ms < TARGET_P95_MS,
+        target_met_one_client=one.p95_ms < TARGET_P95_MS,
         target_met_under_load=loaded.latency.p95_ms < TARGET_P95_MS,
     )

@@ -115,11 +115,13 @@ class GraphStore:
     def _auto_commit(self, query: CypherQuery, args: dict[str, Any]) -> list[Row]:
         with self.driver.session(database=self.database) as session:
             result = session.run(self._query(query), args)
-            return [record.data() for record in result]
+            return [dict(record.items()) for record in result]  # type: ignore[no-untyped-call]
 
     def _managed(self, query: CypherQuery, args: dict[str, Any], *, read: bool) -> list[Row]:
         def work(tx: ManagedTransaction) -> list[Row]:
-            return [record.data() for record in tx.run(query.text, args)]
+            # Named statements return property values and maps, never nodes or relationships, so the records
+            # need no deep conversion (record.data() doubled the time of large results).
+            return [dict(record.items()) for record in tx.run(query.text, args)]  # type: ignore[no-untyped-call]
 
         with self.driver.session(database=self.database) as session:
             if read:

@@ -210,7 +210,13 @@ class StopTaskResponse(Response):
 
 # ----------------------------------------------------------------------------- materials
 class MaterialsOptions(Request):
-    evidence_limit: int = Field(default=50, ge=0, le=1000, description="evidence items per claim, strongest first")
+    evidence_limit: int = Field(
+        default=10,
+        ge=0,
+        le=1000,
+        description="evidence items listed per claim: SUPPORTS/REFUTES before NEUTRAL, strongest first "
+        "(the counts and confidence always use every edge; evidence_truncated says when items were left out)",
+    )
     include_neutral: bool = Field(default=True, description="list NEUTRAL evidence (it never changes confidence)")
     include_not_adopted: bool = Field(default=True, description="include claims a human rejected")
 
