@@ -22,6 +22,7 @@ import pytest
 
 from lyra.bootstrap import Services, build_services
 from lyra.core.settings import Settings, load_settings
+from lyra.graph.connection import bind_neomodel
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,8 @@ def services(settings: Settings) -> Iterator[Services]:
 @pytest.fixture
 def graph(services: Services) -> Services:
     """Services over an emptied (test-marked) database."""
+    # neomodel's connection is process-wide: another Services object (closed since) may have taken it
+    bind_neomodel(services.store.driver, services.settings.neo4j_database)
     services.store.run("admin/wipe_all_data", {"batch_size": 10_000})
     services.store.run("admin/mark_test_database")
     return services

@@ -45,11 +45,15 @@ def resolve_connection(settings: Settings) -> tuple[ConnectionInfo, str]:
 def connect(settings: Settings) -> tuple[neo4j.Driver, ConnectionInfo]:
     info, password = resolve_connection(settings)
     driver = open_driver(info.uri, info.username, password)
-    # neomodel shares our driver (it does not own it, so it will not close it).
     try:
-        neomodel_config().database_name = settings.neo4j_database
-        neomodel_db.set_connection(driver=driver)
+        bind_neomodel(driver, settings.neo4j_database)
     except BaseException:
         driver.close()
         raise
     return driver, info
+
+
+def bind_neomodel(driver: neo4j.Driver, database: str) -> None:
+    """Point neomodel's process-wide connection at ``driver`` (it shares it and never closes it)."""
+    neomodel_config().database_name = database
+    neomodel_db.set_connection(driver=driver)
