@@ -12,14 +12,18 @@ from lyra.graph.connection import ConnectionInfo, connect
 from lyra.graph.evidence import EvidenceRepository
 from lyra.graph.store import GraphStore
 from lyra.graph.tasks import TaskRepository
+from lyra.services.calibration import CalibrationService
 from lyra.services.cleanup import CleanupService
+from lyra.services.domains import DomainGate
 from lyra.services.explore import ExploreService
+from lyra.services.feedback import FeedbackService
 from lyra.services.jobs import JobService, WorkerPool
 from lyra.services.materials import MaterialsService
 from lyra.services.operations import Operations
 from lyra.services.research import ResearchExecutor
 from lyra.services.status import StatusService
 from lyra.services.tasks import TaskService
+from lyra.sources.domain_policy import ReloadingDomainPolicy
 
 if TYPE_CHECKING:
     from lyra.ml.factory import Models
@@ -39,6 +43,9 @@ class Services:
     cleanup: CleanupService
     jobs: JobService
     status: StatusService
+    domains: DomainGate
+    feedback: FeedbackService
+    calibration: CalibrationService
     _closers: list[object] = field(default_factory=list)
 
     @cached_property
@@ -54,6 +61,9 @@ class Services:
             cleanup=self.cleanup,
             explore=self.explore,
             connection=self.connection,
+            domains=self.domains,
+            feedback=self.feedback,
+            calibration=self.calibration,
         )
 
     def worker_pool(self) -> WorkerPool:
@@ -102,7 +112,6 @@ class Services:
         from lyra.ml.cache import CachedJudge, NLICache
         from lyra.ml.ranking import CandidateRanker, CrossEncoderReranker
         from lyra.pipeline.ingest import IngestService
-        from lyra.sources.domains import DomainCategories
 
         s = self.settings
         cache = NLICache(s.state_dir / "cache" / "nli.sqlite")
@@ -116,9 +125,11 @@ class Services:
             embedder=self.models.embedder,
             judge=CachedJudge(self.models.nli, cache),
             index=self.fragment_index,
-            domains=DomainCategories.load(s.config_dir / "domains.yaml"),
+            domains=self.domains.policy,
             ranker=CandidateRanker(s.rank_bm25_top_n, s.rank_weight_bm25, s.rank_weight_embedding, reranker),
             llm=self.models.llm,
+            gate=self.domains,
+            calibrator=self.calibration.active_calibrator,
         )
 
     def close(self) -> None:
@@ -135,6 +146,10 @@ def build_services(settings: Settings, *, apply_schema: bool = True) -> Services
         store.apply_schema()
     task_repo = TaskRepository(store)
     evidence = EvidenceRepository(store, settings.write_batch_size)
+    policy = ReloadingDomainPolicy(
+        settings.config_dir / "domains.yaml", check_interval=settings.domain_policy_check_seconds
+    )
+    domains = DomainGate(store, policy, settings)
     return Services(
         settings=settings,
         connection=info,
@@ -145,5 +160,8 @@ def build_services(settings: Settings, *, apply_schema: bool = True) -> Services
         materials=MaterialsService(store, task_repo),
         cleanup=CleanupService(store, task_repo, settings.cleanup_batch_size),
         jobs=JobService(store, task_repo, settings.allowed_roots),
-        status=StatusService(store, task_repo),
+        status=StatusService(store, task_repo, domains.state),
+        domains=domains,
+        feedback=FeedbackService(store, task_repo, domains),
+        calibration=CalibrationService(store),
     )

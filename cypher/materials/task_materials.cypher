@@ -2,7 +2,8 @@
 // get_materials in one round trip. Per claim: alpha/beta aggregated from all of its stance edges (Beta(1,1)
 // prior, SUPPORTS → alpha, REFUTES → beta, weight nli_confidence or 1.0 when human-corrected, NEUTRAL adds
 // nothing); the oldest/newest publication year over all of its evidence pages; and its evidence list, at most
-// $evidence_limit items, SUPPORTS/REFUTES first and strongest first, each with its fragment's first page.
+// $evidence_limit items, SUPPORTS/REFUTES first and strongest first, each with its fragment's first page; and the
+// facts source verification reads (distinct pages giving SUPPORTS, domains rejected as sources for a danger).
 // Domain categories are reported, never weighed.
 // Params: $task_id, $evidence_limit, $include_neutral, $include_not_adopted
 MATCH (:Task {id: $task_id})-[:HAS_CLAIM]->(c:Claim)
@@ -18,13 +19,16 @@ CALL (c) {
        count(CASE rel WHEN 'REFUTES' THEN 1 END) AS refutes_count,
        count(CASE rel WHEN 'NEUTRAL' THEN 1 END) AS neutral_count,
        collect(CASE WHEN r IS NOT NULL AND ($include_neutral OR rel <> 'NEUTRAL') THEN [r, f] END) AS pairs,
-       collect(DISTINCT f) AS fragments
-  CALL (fragments) {
+       collect(DISTINCT f) AS fragments,
+       collect(DISTINCT CASE rel WHEN 'SUPPORTS' THEN f END) AS supporting
+  CALL (fragments, supporting) {
     UNWIND fragments AS x
     MATCH (x)-[:EXTRACTED_FROM]->(p:Page)
-    RETURN min(p.year) AS oldest, max(p.year) AS newest
+    RETURN min(p.year) AS oldest, max(p.year) AS newest,
+           count(DISTINCT CASE WHEN x IN supporting THEN p END) AS supporting_pages
   }
   RETURN support_weight, refute_weight, supports_count, refutes_count, neutral_count, oldest, newest,
+         supporting_pages,
          size(pairs) AS evidence_available, pairs[..$evidence_limit] AS top
 }
 CALL (top) {
@@ -42,5 +46,6 @@ CALL (top) {
 RETURN c.id AS claim_id, c.text AS text, coalesce(c.claim_adoption_status, 'adopted') AS claim_adoption_status,
        c.claim_rejection_reason AS claim_rejection_reason,
        1.0 + support_weight AS alpha, 1.0 + refute_weight AS beta,
-       supports_count, refutes_count, neutral_count, oldest, newest, evidence_available, evidence
+       supports_count, refutes_count, neutral_count, oldest, newest, evidence_available, evidence,
+       supporting_pages, COUNT { (c)-[:SOURCE_REJECTED]->(:Domain) } AS security_rejections
 ORDER BY c.created_at, c.id

@@ -31,7 +31,7 @@ from lyra.core.errors import (
 )
 from lyra.core.ids import TASK_ID_PATTERN
 from lyra.core.settings import Settings
-from lyra.models import api
+from lyra.models import api, trust
 from lyra.services.operations import Operations
 
 log = logging.getLogger(__name__)
@@ -71,6 +71,11 @@ class StopTaskBody(_Body):
 
 class ViewBody(_Body):
     params: dict[str, Any] = Field(default_factory=dict)
+
+
+class FeedbackBody(_Body):
+    action: trust.FeedbackAction
+    args: dict[str, Any]
 
 
 class TaskSummary(api.Response):
@@ -286,6 +291,27 @@ def _install_routes(app: FastAPI, ops: Operations, services: Services) -> None:
     def vector_search(request: api.VectorSearchRequest) -> api.SearchResults:
         """Fragments and/or claims most similar to a text."""
         return ops.vector_search(request)
+
+    @app.post(f"{PREFIX}/tasks/{{task_id}}/feedback", tags=["trust"])
+    def feedback(task_id: TaskIdPath, body: FeedbackBody) -> trust.FeedbackResponse:
+        """A human correction: domain_block | domain_unblock | domain_clear_override | claim_reject |
+        claim_restore | edge_correct, with its args."""
+        return ops.feedback(trust.FeedbackRequest(task_id=task_id, action=body.action, args=body.args))
+
+    @app.get(f"{PREFIX}/domains/{{domain}}", tags=["trust"], dependencies=[Depends(_strict_query())])
+    def check_domain(domain: Annotated[str, Path(min_length=1, max_length=253)]) -> trust.DomainDecision:
+        """May Lyra fetch / use this domain, and why (the decision every fetch path uses)."""
+        return ops.check_domain(trust.CheckDomainRequest(domain=domain))
+
+    @app.post(f"{PREFIX}/calibration", tags=["trust"])
+    def calibration_metrics(request: trust.CalibrationMetricsRequest) -> trust.CalibrationResponse:
+        """get_stats | evaluate | get_evaluations | fit."""
+        return ops.calibration_metrics(request)
+
+    @app.post(f"{PREFIX}/calibration/rollback", tags=["trust"])
+    def calibration_rollback(request: trust.CalibrationRollbackRequest) -> trust.CalibrationResponse:
+        """Make a calibrator version active (0: none)."""
+        return ops.calibration_rollback(request)
 
     @app.get("/tasks/{task_id}/report", response_class=HTMLResponse, tags=["report"])
     def report(task_id: TaskIdPath) -> HTMLResponse:

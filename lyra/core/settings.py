@@ -82,6 +82,11 @@ class Settings(BaseSettings):
     rank_weight_embedding: float = Field(default=0.7, ge=0.0)
     nli_top_k: int = Field(default=8, ge=1)
 
+    # --- trust and control (seed 003 decision 18)
+    high_rejection_rate_threshold: float = Field(default=0.3, ge=0.0, le=1.0)
+    high_rejection_min_samples: int = Field(default=5, ge=1)
+    domain_policy_check_seconds: float = Field(default=1.0, ge=0.0)  # how often config/domains.yaml is re-read
+
     # --- background jobs (run by `lyra serve` / `lyra mcp`)
     allowed_roots: Annotated[list[Path], NoDecode] = Field(
         default_factory=lambda: [PROJECT_ROOT / "config" / "examples"],

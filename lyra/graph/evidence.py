@@ -137,6 +137,8 @@ class EvidenceRepository:
                 "relation": e.relation,
                 "nli_label": e.nli_label,
                 "nli_confidence": e.nli_confidence,
+                "nli_confidence_raw": e.nli_confidence_raw,
+                "nli_calibrator_version": e.nli_calibrator_version,
                 "source_domain_category": e.source_domain_category,
                 "target_domain_category": e.target_domain_category,
                 "cause_id": e.cause_id,

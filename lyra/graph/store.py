@@ -21,6 +21,7 @@ from lyra.core.errors import (
     ConflictError,
     GraphQueryError,
     GraphUnavailableError,
+    InvalidInputError,
     LyraError,
 )
 from lyra.core.settings import Settings
@@ -63,6 +64,10 @@ def translate_errors(what: str) -> Iterator[None]:
         raise ConflictError(f"{what} violates a graph constraint: {exc.message}") from None
     except neo4j_errors.Neo4jError as exc:
         raise GraphQueryError(f"{what} failed: {exc.code}: {exc.message}") from None
+    except OverflowError:
+        raise InvalidInputError(
+            "params", "a number is too large for Neo4j (integers are 64-bit)", hint=f"while running {what}"
+        ) from None
     except neo4j_errors.DriverError as exc:
         raise GraphUnavailableError(f"Neo4j driver error while running {what}: {exc}") from None
 

@@ -23,7 +23,7 @@ from mcp_types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, create_model
 
 from lyra.core.errors import LyraError
-from lyra.models import api
+from lyra.models import api, trust
 from lyra.models.validation import parse_one
 from lyra.services.operations import Operations
 
@@ -42,6 +42,8 @@ Workflow:
    Explore further with get_evidence_graph, list_views / query_view, query_graph (read-only Cypher) and
    vector_search.
 5. stop_task(task_id) when done; the task stays resumable unless you ask for cleanup.
+Corrections: feedback(task_id, action, args) blocks or unblocks domains, rejects or restores claims, and corrects
+edges; check_domain explains whether a domain may be used; calibration_metrics measures the judge against reviews.
 Lyra reports facts (relations, years, domain categories); interpreting them is your job.
 """
 
@@ -250,6 +252,66 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
             api.SearchResults,
             ops.vector_search,
             read_only=True,
+        ),
+        ToolSpec(
+            "feedback",
+            "Human corrections",
+            "Record a human decision; it is audited (append-only) and reflected at once. {task_id, action, args}:\n"
+            "- domain_block / domain_unblock {domain_pattern, reason}: a persistent rule for example.com (exact) or "
+            "*.example.com (its subdomains); '*', '*.*', middle wildcards and whole public suffixes (*.com, "
+            "*.co.jp, *.github.io) are refused. Priority: exact > longest suffix > newest. An unblock lifts denylist, "
+            "dangerous_pattern and high_rejection_rate blocks, but their domain_unblock_risk stays visible.\n"
+            "- domain_clear_override {domain_pattern, reason}: back to the baseline for that pattern.\n"
+            "- claim_reject {claim_id, reason} / claim_restore {claim_id, reason?}: claim_adoption_status "
+            "not_adopted <-> adopted; the claim and its edges stay; counts as a manual rejection for the domains "
+            "that gave it evidence.\n"
+            "- edge_correct {edge_id, correct_relation: supports|refutes|neutral, reason?}: marks the edge "
+            "human-reviewed; a changed relation re-types it (same id), sets nli_confidence 1.0 and stores a "
+            "correction sample. The next get_materials reflects it.",
+            trust.FeedbackRequest,
+            trust.FeedbackResponse,
+            ops.feedback,
+            read_only=False,
+            destructive=True,
+            idempotent=False,
+        ),
+        ToolSpec(
+            "check_domain",
+            "May Lyra use a domain?",
+            "The single decision every fetch path uses, for one domain: allowed or blocked, domain_block_reason "
+            "(dangerous_pattern | high_rejection_rate | denylist | manual | unknown), the matched override rule or "
+            "denylist pattern, domain_unblock_risk, the domain category (ranking weight only; never used for "
+            "confidence) and the politeness limits.",
+            trust.CheckDomainRequest,
+            trust.DomainDecision,
+            ops.check_domain,
+            read_only=True,
+        ),
+        ToolSpec(
+            "calibration_metrics",
+            "NLI calibration",
+            "Calibration of the NLI judge from human review (edge_correct). action: get_stats (samples per source, "
+            "latest evaluation, calibrator versions); evaluate (Brier score, expected calibration error, accuracy, "
+            "reliability bins; stored as a new evaluation version); get_evaluations; fit (a Platt or temperature "
+            "calibrator fitted on part of the samples and checked on the held-out rest: ECE before/after; stored as "
+            "a new version, applied to new edges only with activate=true).",
+            trust.CalibrationMetricsRequest,
+            trust.CalibrationResponse,
+            ops.calibration_metrics,
+            read_only=False,
+            idempotent=False,
+        ),
+        ToolSpec(
+            "calibration_rollback",
+            "Choose the active calibrator",
+            "Make an earlier calibrator version the one applied to new edges; version 0 turns calibration off. "
+            "Existing edges keep their values.",
+            trust.CalibrationRollbackRequest,
+            trust.CalibrationResponse,
+            ops.calibration_rollback,
+            read_only=False,
+            destructive=False,
+            idempotent=True,
         ),
     ]
 

@@ -261,6 +261,9 @@ class MaterialClaim(Response):
     claim_adoption_status: Literal["adopted", "not_adopted"]
     claim_rejection_reason: str | None
     credible_interval_95: tuple[float, float] = Field(description="central 95% interval of Beta(alpha, beta)")
+    source_verification_status: Literal["verified", "pending", "rejected"]
+    verification_reason: Literal["well_supported", "conflicting_evidence", "insufficient_evidence", "dangerous_pattern"]
+    independent_sources: int = Field(description="distinct pages with SUPPORTS evidence")
     evidence: list[Evidence]
     evidence_truncated: bool
     evidence_years: EvidenceYears

@@ -86,6 +86,8 @@ class StanceEdgeIn(_Strict):
     relation: StanceRelation
     nli_confidence: float = Field(ge=0.0, le=1.0, allow_inf_nan=False)
     nli_label: NLILabel | None = None
+    nli_confidence_raw: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)  # before calibration
+    nli_calibrator_version: int | None = Field(default=None, ge=1)
     source_domain_category: DomainCategory | None = None
     target_domain_category: DomainCategory | None = None
     cause_id: str | None = None

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -28,10 +28,23 @@ from lyra.ml.vector_index import FragmentIndex
 from lyra.models.graph import RELATION_FOR_LABEL, PageIn
 from lyra.pipeline.chunking import chunk_text
 from lyra.services.tasks import TaskService
-from lyra.sources.domains import DomainCategories
+from lyra.sources.injection import InjectionFinding, detect_injection
 from lyra.sources.local_files import SkippedDocument, SourceDocument, iter_documents
 
+if TYPE_CHECKING:
+    from lyra.ml.calibration import Calibrator
+    from lyra.services.domains import DomainGate
+
 log = logging.getLogger(__name__)
+# Lyra's own per-session prompt delimiters around untrusted text are <<passage-HEX>> ... <</passage-HEX>>
+# (lyra/ml/nli.py, lyra/pipeline/claims.py): text that contains their opening is trying to close the wrapper.
+OWN_DELIMITERS = ("<<passage-", "<</passage-")
+
+
+class CategorySource(Protocol):
+    def category(self, domain: str) -> str: ...
+
+
 T = TypeVar("T")
 Progress = Callable[[str, int], None]  # (counter name, increment)
 EXACT_COSINE = 0.9999
@@ -101,9 +114,11 @@ class IngestService:
         embedder: Embedder,
         judge: NLIJudge,
         index: FragmentIndex,
-        domains: DomainCategories,
+        domains: CategorySource,
         ranker: CandidateRanker,
         llm: LLM | None = None,
+        gate: DomainGate | None = None,
+        calibrator: Callable[[], tuple[Calibrator | None, int | None]] | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -115,6 +130,8 @@ class IngestService:
         self.domains = domains
         self.ranker = ranker
         self._llm = llm
+        self.gate = gate
+        self.calibrator = calibrator
 
     @property
     def llm(self) -> LLM:
@@ -167,7 +184,7 @@ class IngestService:
             tick("documents", 1)
         report.documents = len(documents)
 
-        fragment_ids = self._write_documents(documents, report, timer, tick)
+        fragment_ids = self._write_documents(documents, report, timer, tick, task_id)
         if extract_claims and fragment_ids:
             report.extracted_claims = self._extract_claims(task_id, fragment_ids, report, timer)
         self._judge_claims(task_id, fragment_ids, report, timer, tick)
@@ -177,13 +194,52 @@ class IngestService:
         return report
 
     # ------------------------------------------------------------- documents
+    def _admit(
+        self, doc: SourceDocument, page: PageIn, task_id: str, rules: list[dict[str, Any]] | None, report: IngestReport
+    ) -> str | None:
+        """The domain decision and the dangerous-pattern check, before any model sees the text.
+        Returns the domain category when the document may be used, None when it is skipped (and reported)."""
+        assert page.domain is not None
+        category = self.domains.category(page.domain)
+        if self.gate is not None:
+            decision = self.gate.decide(page.domain, rules)
+            if not decision.allowed:
+                reason = f"domain {decision.domain} is blocked ({decision.domain_block_reason}): {decision.reason}"
+                self._skip(report, doc, reason)
+                return None
+            category = decision.domain_category
+        # the whole fetched source is scanned (hidden spans, comments and attributes included), not only the
+        # extracted text: what an extractor drops today another may keep
+        text = f"{doc.title or ''}\n{doc.text}\n{doc.raw or ''}"
+        findings = detect_injection(text)
+        lowered = text.lower()
+        findings += [
+            InjectionFinding("delimiter_smuggling", f"contains Lyra's prompt delimiter {tag!r}", tag)
+            for tag in OWN_DELIMITERS
+            if tag in lowered
+        ]
+        if findings:
+            kinds = sorted({f.kind for f in findings})
+            detail = "; ".join(f"{f.kind}: {f.detail}" for f in findings[:3])
+            self._skip(report, doc, f"dangerous pattern ({', '.join(kinds)}); not read: {detail}")
+            if self.gate is not None:
+                self.gate.record_dangerous_document(task_id, page.domain, doc.url, kinds, detail)
+            return None
+        return category
+
+    @staticmethod
+    def _skip(report: IngestReport, doc: SourceDocument, reason: str) -> None:
+        report.skipped.append(SkippedItem(item=doc.origin, reason=reason))
+        log.warning("skipped %s: %s", doc.origin, reason)
+
     def _write_documents(
-        self, documents: list[SourceDocument], report: IngestReport, timer: _Timer, tick: Progress
+        self, documents: list[SourceDocument], report: IngestReport, timer: _Timer, tick: Progress, task_id: str
     ) -> list[str]:
         if not documents:
             return []
         page_rows: list[dict[str, Any]] = []
         kept: list[SourceDocument] = []
+        rules = self.gate.active_rules() if self.gate is not None else None
         for doc in documents:
             try:
                 page = PageIn(
@@ -197,8 +253,9 @@ class IngestService:
             except ValueError as exc:
                 report.skipped.append(SkippedItem(item=doc.origin, reason=f"bad metadata: {exc}"))
                 continue
-            assert page.domain is not None
-            category = self.domains.category(page.domain)
+            category = self._admit(doc, page, task_id, rules, report)
+            if category is None:
+                continue
             page_rows.append({**page.model_dump(), "domain_category": category})
             kept.append(doc)
         if not kept:
@@ -340,6 +397,7 @@ class IngestService:
         report.pairs_ranked = len(pairs)
         cache = self.judge.cache if isinstance(self.judge, CachedJudge) else None
         hits_before = cache.hits if cache else 0
+        calibrator, calibrator_version = self.calibrator() if self.calibrator else (None, None)
         edges: list[dict[str, Any]] = []
         for claim, fragment in pairs:
             try:
@@ -349,13 +407,22 @@ class IngestService:
                 continue
             report.pairs_judged += 1
             tick("pairs", 1)
+            confidence = result.confidence
+            if not 0.0 <= confidence <= 1.0:  # model output validated before it becomes evidence
+                report.skipped.append(
+                    SkippedItem(item=f"pair {fragment['id']} / {claim['claim_id']}", reason=f"judge said {confidence}")
+                )
+                continue
+            calibrated = calibrator.apply(confidence) if calibrator is not None else None
             edges.append(
                 {
                     "fragment_id": fragment["id"],
                     "claim_id": claim["claim_id"],
                     "relation": RELATION_FOR_LABEL[result.label],
                     "nli_label": result.label,
-                    "nli_confidence": round(result.confidence, 6),
+                    "nli_confidence": round(calibrated if calibrated is not None else confidence, 6),
+                    "nli_confidence_raw": round(confidence, 6) if calibrated is not None else None,
+                    "nli_calibrator_version": calibrator_version if calibrated is not None else None,
                     "source_domain_category": fragment["domain_category"],
                     "cause_id": report.cause_id,
                 }

@@ -3,12 +3,32 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from lyra.core.ids import validate_task_id
 from lyra.graph.store import GraphStore
 from lyra.graph.tasks import TaskRepository
 from lyra.models.api import Evidence, EvidenceYears, GetMaterialsRequest, MaterialClaim, Materials
 from lyra.models.confidence import ClaimConfidence, Posterior, beta_stats, credible_intervals
+
+
+def verification(supporting_pages: int, refutes: int, security_rejections: int) -> dict[str, Any]:
+    """Source verification from evidence only (seed 003 decision 10: reason codes state facts; domain categories
+    play no part): a dangerous pattern rejects; refuting evidence keeps a claim pending (never a block); two or
+    more independent supporting pages without refutation verify; less is insufficient."""
+    if security_rejections:
+        status, reason = "rejected", "dangerous_pattern"
+    elif refutes:
+        status, reason = "pending", "conflicting_evidence"
+    elif supporting_pages >= 2:
+        status, reason = "verified", "well_supported"
+    else:
+        status, reason = "pending", "insufficient_evidence"
+    return {
+        "source_verification_status": status,
+        "verification_reason": reason,
+        "independent_sources": supporting_pages,
+    }
 
 
 class MaterialsService:
@@ -76,6 +96,7 @@ class MaterialsService:
                     claim_adoption_status=row["claim_adoption_status"],
                     claim_rejection_reason=row["claim_rejection_reason"],
                     credible_interval_95=interval,
+                    **verification(row["supporting_pages"], row["refutes_count"], row["security_rejections"]),
                     evidence=[Evidence.model_validate(e) for e in row["evidence"]],
                     evidence_truncated=row["evidence_available"] > len(row["evidence"]),
                     evidence_years=EvidenceYears(oldest=row["oldest"], newest=row["newest"]),

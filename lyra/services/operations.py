@@ -39,7 +39,19 @@ from lyra.models.api import (
     VectorSearchRequest,
     ViewList,
 )
+from lyra.models.trust import (
+    CalibrationMetricsRequest,
+    CalibrationResponse,
+    CalibrationRollbackRequest,
+    CheckDomainRequest,
+    DomainDecision,
+    FeedbackRequest,
+    FeedbackResponse,
+)
+from lyra.services.calibration import CalibrationService
 from lyra.services.cleanup import CleanupService
+from lyra.services.domains import DomainGate
+from lyra.services.feedback import FeedbackService
 from lyra.services.jobs import JobService
 from lyra.services.materials import MaterialsService
 from lyra.services.status import StatusService
@@ -73,6 +85,9 @@ class Operations:
         cleanup: CleanupService,
         explore: ExploreService,
         connection: ConnectionInfo,
+        domains: DomainGate,
+        feedback: FeedbackService,
+        calibration: CalibrationService,
     ) -> None:
         self.store = store
         self.task_repo = task_repo
@@ -83,6 +98,9 @@ class Operations:
         self.cleanup = cleanup
         self.explore = explore
         self.connection = connection
+        self.domains = domains
+        self._feedback = feedback
+        self.calibration = calibration
 
     # ------------------------------------------------------------------ tasks
     def create_task(self, request: CreateTaskRequest) -> CreateTaskResponse:
@@ -162,6 +180,19 @@ class Operations:
 
     def query_view(self, request: QueryViewRequest) -> QueryResult:
         return self.explore.query_view(request.name, request.params)
+
+    # ----------------------------------------------------------- trust and control
+    def feedback(self, request: FeedbackRequest) -> FeedbackResponse:
+        return self._feedback.feedback(request)
+
+    def check_domain(self, request: CheckDomainRequest) -> DomainDecision:
+        return self.domains.decide(request.domain)
+
+    def calibration_metrics(self, request: CalibrationMetricsRequest) -> CalibrationResponse:
+        return self.calibration.metrics(request)
+
+    def calibration_rollback(self, request: CalibrationRollbackRequest) -> CalibrationResponse:
+        return self.calibration.rollback(request)
 
     # ---------------------------------------------------------------- report
     def report_html(self, task_id: str, evidence_limit: int = 200) -> str:

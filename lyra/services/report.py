@@ -137,6 +137,7 @@ class ClaimView:
     text: str
     adopted: bool
     rejection_reason: str | None
+    verification: str
     confidence: str
     uncertainty: str
     controversy: str
@@ -384,6 +385,10 @@ def claim_view(index: int, claim: MaterialClaim, chart: TimelineChart | None) ->
         text=claim.text,
         adopted=claim.claim_adoption_status == "adopted",
         rejection_reason=claim.claim_rejection_reason,
+        verification=(
+            f"{claim.source_verification_status} ({claim.verification_reason.replace('_', ' ')}), "
+            f"{claim.independent_sources} independent supporting source{'s' if claim.independent_sources != 1 else ''}"
+        ),
         confidence=fmt(claim.confidence),
         uncertainty=fmt(claim.uncertainty),
         controversy=fmt(claim.controversy),

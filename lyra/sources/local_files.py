@@ -30,6 +30,7 @@ class SourceDocument:
     year: int | None = None
     venue: str | None = None
     extraction_method: str = "text"
+    raw: str | None = None  # the fetched source when it differs from ``text`` (HTML): scanned for dangerous patterns
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ def _html_document(path: Path, raw: str) -> SourceDocument | SkippedDocument:
         page_type="local",
         origin=str(path),
         extraction_method="trafilatura",
+        raw=raw,
     )
 
 

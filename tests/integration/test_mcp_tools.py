@@ -30,6 +30,10 @@ TOOLS = {
     "list_views": (True, False),
     "query_view": (True, False),
     "vector_search": (True, False),
+    "feedback": (False, True),
+    "check_domain": (True, False),
+    "calibration_metrics": (False, False),
+    "calibration_rollback": (False, False),
 }
 
 
@@ -108,7 +112,8 @@ def test_queue_targets_then_get_status_and_stop(example: Services, tmp_path: Pat
     error, status = call(example, "get_status", {"task_id": TASK, "detail": "full"})
     assert not error and status["jobs"]["queued"] == 1 and status["metrics"]["claims"] == 3
     assert status["milestones"]["targets_queued"] and not status["milestones"]["jobs_drained"]
-    assert status["blocked_domains"] == [] and status["idle_seconds"] >= 0
+    assert {b["domain_block_reason"] for b in status["blocked_domains"]} == {"denylist"}  # config/domains.yaml
+    assert status["idle_seconds"] >= 0
     assert status["job_list"][0]["value"] == str((tmp_path / "note.md").resolve())
     error, stopped = call(example, "stop_task", {"task_id": TASK, "cleanup": "soft"})
     assert not error and stopped["cancelled_jobs"] == 1 and not stopped["resumable"]
@@ -164,3 +169,31 @@ def test_views_are_listed_and_run(example: Services) -> None:
     assert not error and out["row_count"] == 1
     error, out = call(example, "query_view", {"name": "nope", "params": {}})
     assert error and out["error"] == "not_found"
+
+
+def test_feedback_check_domain_and_calibration_tools(example: Services) -> None:
+    error, out = call(
+        example,
+        "feedback",
+        {"task_id": TASK, "action": "domain_block", "args": {"domain_pattern": "*.example.com", "reason": "ads"}},
+    )
+    assert not error and out["changed"]["decision"] == "block" and out["event_id"]
+    error, decision = call(example, "check_domain", {"domain": "wellness-blog.example.com"})
+    assert not error and not decision["allowed"] and decision["domain_block_reason"] == "manual"
+    assert decision["matched_pattern"] == "*.example.com" and decision["domain_unblock_risk"] == "low"
+    error, out = call(
+        example, "feedback", {"task_id": TASK, "action": "domain_block", "args": {"domain_pattern": "*.com"}}
+    )
+    assert error and out["field"].startswith("args.")
+    error, out = call(example, "feedback", {"task_id": TASK, "action": "launch", "args": {}})
+    assert error and out["field"] == "action"
+    error, stats = call(example, "calibration_metrics", {"action": "get_stats"})
+    assert not error and stats["result"]["samples"] == 0
+    error, out = call(example, "calibration_metrics", {"action": "evaluate"})
+    assert error and out["error"] == "invalid_input"
+    error, out = call(example, "calibration_rollback", {"version": 3})
+    assert error and out["error"] == "not_found"
+    error, status = call(example, "get_status", {"task_id": TASK})
+    assert [o["domain_pattern"] for o in status["domain_overrides"]] == ["*.example.com"]
+    (manual,) = [b for b in status["blocked_domains"] if b["domain_block_reason"] == "manual"]
+    assert manual["domain"] == "*.example.com" and manual["reason"] == "ads"

@@ -135,6 +135,24 @@ def test_materials_graph_views_and_report(app: FastAPI) -> None:
     assert "Vitamin D supplementation reduces" in page.text
 
 
+def test_feedback_and_check_domain_over_rest(app: FastAPI) -> None:
+    out = request(
+        app,
+        "POST",
+        f"/api/v1/tasks/{TASK}/feedback",
+        json={"action": "domain_block", "args": {"domain_pattern": "journals.example.org", "reason": "test"}},
+    )
+    assert out.status_code == 200, out.text
+    decision = request(app, "GET", "/api/v1/domains/journals.example.org").json()
+    assert decision["allowed"] is False and decision["domain_block_reason"] == "manual"
+    bad = request(
+        app, "POST", f"/api/v1/tasks/{TASK}/feedback", json={"action": "domain_block", "args": {"domain_pattern": "*"}}
+    )
+    assert bad.status_code == 422 and bad.json()["field"].startswith("args.")
+    calib = request(app, "POST", "/api/v1/calibration", json={"action": "get_stats"})
+    assert calib.status_code == 200 and calib.json()["result"]["samples"] == 0
+
+
 def test_openapi_document_lists_the_routes(app: FastAPI) -> None:
     spec = request(app, "GET", "/openapi.json").json()
     assert {

@@ -1,0 +1,16 @@
+// mode: write
+// A dangerous pattern found in a document fetched for a task: the finding is kept (append-only) on the domain,
+// and the domain is a rejected source for every claim of the task (SOURCE_REJECTED, counted by the
+// security rejection rate of seed 003 decision 18).
+// Params: $id, $task_id, $domain, $category, $url, $kinds, $detail
+MERGE (d:Domain {name: $domain})
+  ON CREATE SET d.domain_category = $category
+CREATE (s:SecurityFinding {id: $id, task_id: $task_id, domain: $domain, url: $url, kinds: $kinds, detail: $detail,
+                           detected_at: datetime()})
+CREATE (s)-[:FOUND_ON]->(d)
+WITH s, d
+OPTIONAL MATCH (:Task {id: $task_id})-[:HAS_CLAIM]->(c:Claim)
+FOREACH (claim IN CASE WHEN c IS NULL THEN [] ELSE [c] END |
+  MERGE (claim)-[x:SOURCE_REJECTED]->(d)
+    ON CREATE SET x.reason = 'dangerous_pattern', x.cause_id = s.id, x.created_at = datetime())
+RETURN s.id AS id, count(c) AS claims

@@ -1,0 +1,34 @@
+// mode: write
+// edge_correct (ADR-0012): the edge is marked human-reviewed. When the relation changes, the relationship is
+// re-typed: a new one of the correct type replaces it with the same id and properties, nli_label becomes the
+// correct label and nli_confidence 1.0, and an NLICorrection sample keeps what was predicted (only then;
+// predicted_by says whether the model or an earlier correction made the replaced label).
+// The edge must point at a claim of the task. Params: $task_id, $edge_id, $new_type, $new_label, $reason,
+// $correction_id
+MATCH (f:Fragment)-[r:SUPPORTS|REFUTES|NEUTRAL {id: $edge_id}]->(c:Claim)<-[:HAS_CLAIM]-(:Task {id: $task_id})
+WITH f, r, c, type(r) AS old_type, properties(r) AS props
+CALL (f, r, c, old_type, props) {
+  WITH f, r, c, old_type, props
+  WHERE old_type = $new_type
+  SET r.edge_human_corrected = true, r.edge_corrected_at = datetime(), r.edge_correction_reason = $reason
+  RETURN r AS edge
+  UNION
+  WITH f, r, c, old_type, props
+  WHERE old_type <> $new_type
+  CREATE (f)-[n:$($new_type)]->(c)
+  SET n = props
+  SET n.nli_label = $new_label, n.nli_confidence = 1.0, n.edge_human_corrected = true,
+      n.edge_corrected_at = datetime(), n.edge_correction_reason = $reason,
+      n.edge_previous_relation = old_type
+  DELETE r
+  RETURN n AS edge
+}
+FOREACH (_ IN CASE WHEN old_type <> $new_type THEN [1] ELSE [] END |
+  CREATE (:NLICorrection {id: $correction_id, edge_id: $edge_id, task_id: $task_id, premise: f.text,
+                          hypothesis: c.text, predicted_label: toLower(old_type),
+                          predicted_confidence: coalesce(props.nli_confidence_raw, props.nli_confidence),
+                          predicted_by: CASE WHEN props.edge_previous_relation IS NULL THEN 'model' ELSE 'human' END,
+                          correct_label: toLower($new_type),
+                          reason: $reason, corrected_at: datetime()}))
+RETURN edge.id AS edge_id, toLower(old_type) AS previous_relation, toLower(type(edge)) AS relation,
+       edge.nli_confidence AS nli_confidence, old_type <> $new_type AS changed, c.id AS claim_id

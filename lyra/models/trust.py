@@ -1,0 +1,121 @@
+"""Requests and responses of the trust-and-control operations: feedback, check_domain, calibration.
+
+The ``feedback`` tool keeps ADR-0012's shape ``{task_id, action, args}``; ``args`` is validated per action by the
+models below, so a wrong or missing field is reported as ``args.<field>``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, StringConstraints
+
+from lyra.models.api import Request, Response, TaskId
+
+Reason = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
+OptionalReason = Annotated[str, StringConstraints(strip_whitespace=True, max_length=2000)] | None
+Pattern = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
+FeedbackAction = Literal[
+    "domain_block", "domain_unblock", "domain_clear_override", "claim_reject", "claim_restore", "edge_correct"
+]
+BlockReason = Literal["dangerous_pattern", "high_rejection_rate", "denylist", "manual", "unknown"]
+
+
+# ----------------------------------------------------------------------------- feedback
+class FeedbackRequest(Request):
+    task_id: TaskId
+    action: FeedbackAction = Field(
+        description="domain_block | domain_unblock | domain_clear_override | claim_reject | claim_restore | "
+        "edge_correct"
+    )
+    args: dict[str, Any] = Field(description="the action's arguments (see the tool description)")
+
+
+class DomainRuleArgs(Request):
+    domain_pattern: Pattern = Field(description="example.com (exact) or *.example.com (its subdomains)")
+    reason: Reason
+
+
+class ClaimRejectArgs(Request):
+    claim_id: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    reason: Reason
+
+
+class ClaimRestoreArgs(Request):
+    claim_id: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    reason: OptionalReason = None
+
+
+class EdgeCorrectArgs(Request):
+    edge_id: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    correct_relation: Literal["supports", "refutes", "neutral"]
+    reason: OptionalReason = None
+
+
+ARGS_FOR_ACTION: dict[str, type[Request]] = {
+    "domain_block": DomainRuleArgs,
+    "domain_unblock": DomainRuleArgs,
+    "domain_clear_override": DomainRuleArgs,
+    "claim_reject": ClaimRejectArgs,
+    "claim_restore": ClaimRestoreArgs,
+    "edge_correct": EdgeCorrectArgs,
+}
+
+
+class FeedbackResponse(Response):
+    task_id: str
+    action: str
+    event_id: str
+    changed: dict[str, Any] = Field(description="what the action changed (before and after)")
+    warnings: list[str] = Field(default_factory=list)
+
+
+# ----------------------------------------------------------------------------- domains
+class CheckDomainRequest(Request):
+    domain: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=253)]
+
+
+class MatchedRule(Response):
+    rule_id: str
+    domain_pattern: str
+    decision: Literal["block", "unblock"]
+    reason: str | None
+    updated_at: str | None
+
+
+class DomainDecision(Response):
+    domain: str
+    allowed: bool
+    domain_block_reason: BlockReason | None = Field(
+        description="why it is blocked now; when allowed only because an override lifted a block, that block's reason"
+    )
+    domain_unblock_risk: Literal["high", "low"] | None
+    reason: str
+    matched_pattern: str | None = Field(description="the override rule's or denylist entry's pattern that decided")
+    override: MatchedRule | None
+    domain_category: str
+    original_domain_category: str
+    category_weight: float
+    qps: float
+    max_pages_per_day: int
+
+
+# ----------------------------------------------------------------------------- calibration
+class CalibrationMetricsRequest(Request):
+    action: Literal["get_stats", "evaluate", "get_evaluations", "fit"] = Field(
+        description="get_stats: samples per source and the latest evaluation; evaluate: measure and store a "
+        "versioned evaluation; get_evaluations: stored evaluations; fit: fit a calibrator on held-out-checked "
+        "samples and store it as a new version"
+    )
+    method: Literal["platt", "temperature"] = "platt"
+    activate: bool = Field(default=False, description="fit only: apply the new calibrator to new edges")
+    limit: int = Field(default=20, ge=1, le=200, description="get_evaluations only")
+
+
+class CalibrationRollbackRequest(Request):
+    version: int = Field(ge=0, le=1_000_000, description="the calibrator version to make active; 0 turns it off")
+
+
+class CalibrationResponse(Response):
+    action: str
+    result: dict[str, Any]

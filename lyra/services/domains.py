@@ -1,0 +1,279 @@
+"""The one decision "may Lyra fetch / use this domain, and why" (seed 003 decisions 16, 18, 20).
+
+Every fetch path (the ingest pipeline today; the web and academic sources later), ``check_domain`` and
+``get_status`` call :meth:`DomainGate.decide`. Order: a human override rule first (``feedback`` domain_block /
+domain_unblock; exact pattern > longest suffix > newest), then the denylist of ``config/domains.yaml``, then the
+dynamic blocks kept on Domain nodes (dangerous_pattern, high_rejection_rate). An unblock lifts any of those, but the
+block's ``domain_unblock_risk`` stays visible. Categories come from the (hot-reloaded) policy file; they weight
+ranking and are reported, never used for a block or for confidence (decision 3).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from lyra.core.errors import InvalidInputError
+from lyra.core.ids import new_id
+from lyra.core.settings import Settings
+from lyra.graph.store import GraphStore, to_plain
+from lyra.models.api import BlockedDomain, DomainOverride, DomainOverrideState
+from lyra.models.trust import DomainDecision, MatchedRule
+from lyra.sources.domain_patterns import choose_rule, normalise_domain
+from lyra.sources.domain_policy import ReloadingDomainPolicy
+
+log = logging.getLogger(__name__)
+UNBLOCK_RISK = {
+    "dangerous_pattern": "high",
+    "unknown": "high",
+    "high_rejection_rate": "low",
+    "denylist": "low",
+    "manual": "low",
+}
+RESTORE_VIA = (
+    "feedback(domain_unblock) with this domain or a *.suffix pattern; for the denylist also config/domains.yaml"
+)
+LOCAL_DOMAIN = "local"
+
+
+def _rule(row: dict[str, Any]) -> MatchedRule:
+    return MatchedRule(
+        rule_id=row["rule_id"],
+        domain_pattern=row["domain_pattern"],
+        decision=row["decision"],
+        reason=row["reason"],
+        updated_at=row["updated_at"],
+    )
+
+
+class DomainGate:
+    def __init__(self, store: GraphStore, policy: ReloadingDomainPolicy, settings: Settings) -> None:
+        self.store = store
+        self.policy = policy
+        self.settings = settings
+
+    # ------------------------------------------------------------------ reads
+    def active_rules(self) -> list[dict[str, Any]]:
+        return [to_plain(r) for r in self.store.run("feedback/active_override_rules")]
+
+    @staticmethod
+    def _normalise(domain: str, field: str = "domain") -> str:
+        try:
+            name = normalise_domain(domain)
+        except ValueError as exc:
+            raise InvalidInputError(field, str(exc)) from None
+        if not name or "/" in name or ":" in name or " " in name:
+            raise InvalidInputError(field, f"{domain!r} is not a domain name (give e.g. example.org)")
+        return name.removeprefix("www.")
+
+    def decide(self, domain: str, rules: list[dict[str, Any]] | None = None) -> DomainDecision:
+        name = self._normalise(domain)
+        policy = self.policy.current()
+        rules = self.active_rules() if rules is None else rules
+        chosen = choose_rule(name, rules, pattern=lambda r: r["domain_pattern"], updated_at=lambda r: r["updated_at"])
+        override = _rule(chosen) if chosen else None
+        deny = policy.denylist_match(name)
+        state_rows = self.store.run("domains/domain_state", {"domain": name})
+        state = to_plain(state_rows[0]) if state_rows else None
+
+        underlying: tuple[str, str, str | None] | None = None  # (code, text, pattern)
+        if deny is not None:
+            underlying = ("denylist", f"on the denylist of config/domains.yaml ({deny})", deny)
+        elif state and state["blocked"]:
+            stored = state["domain_block_reason"] or "unknown"
+            underlying = (stored if stored in UNBLOCK_RISK else "unknown", state["detail"] or stored, None)
+
+        category = policy.category(name)
+        original: str = (state or {}).get("original_domain_category") or policy.original_category(name)
+        code: str | None
+        risk: str | None
+        if override is not None and override.decision == "block":
+            allowed, code, risk = False, "manual", "low"
+            reason = f"blocked by a human ({override.domain_pattern}): {override.reason}"
+            pattern: str | None = override.domain_pattern
+        elif override is not None:
+            allowed = True
+            code = underlying[0] if underlying else None
+            risk = UNBLOCK_RISK[code] if code else None
+            lifted = f"; it lifts: {underlying[1]}" if underlying else ""
+            reason = f"unblocked by a human ({override.domain_pattern}): {override.reason}{lifted}"
+            pattern = override.domain_pattern
+        elif underlying is not None:
+            allowed, code, risk = False, underlying[0], UNBLOCK_RISK[underlying[0]]
+            reason, pattern = underlying[1], underlying[2]
+        else:
+            allowed, code, risk, reason, pattern = True, None, None, "no block applies", None
+        shown = category if allowed else "blocked"
+        politeness = policy.politeness(name)
+        return DomainDecision(
+            domain=name,
+            allowed=allowed,
+            domain_block_reason=code,
+            domain_unblock_risk=risk,
+            reason=reason,
+            matched_pattern=pattern,
+            override=override,
+            domain_category=shown,
+            original_domain_category=original if not allowed else category,
+            category_weight=policy.weight(shown),
+            qps=politeness.qps,
+            max_pages_per_day=politeness.max_pages_per_day,
+        )
+
+    def overrides(self, rules: list[dict[str, Any]] | None = None) -> list[DomainOverride]:
+        rules = self.active_rules() if rules is None else rules
+        return [
+            DomainOverride(
+                rule_id=r["rule_id"],
+                domain_pattern=r["domain_pattern"],
+                decision=r["decision"],
+                reason=r["reason"],
+                updated_at=r["updated_at"],
+            )
+            for r in rules
+        ]
+
+    def blocked_domains(self, rules: list[dict[str, Any]] | None = None) -> list[BlockedDomain]:
+        """Every block signal (dynamic blocks, denylist entries, human block rules), each with the override that
+        applies to it, if any (seed 003 decision 20 §2.1)."""
+        rules = self.active_rules() if rules is None else rules
+        policy = self.policy.current()
+        out: list[BlockedDomain] = []
+
+        def override_state(domain: str) -> DomainOverrideState:
+            chosen = choose_rule(
+                domain, rules, pattern=lambda r: r["domain_pattern"], updated_at=lambda r: r["updated_at"]
+            )
+            if chosen is None:
+                return DomainOverrideState(is_overridden=False)
+            return DomainOverrideState(
+                is_overridden=chosen["decision"] == "unblock",
+                decision=chosen["decision"],
+                matched_pattern=chosen["domain_pattern"],
+                rule_id=chosen["rule_id"],
+                reason=chosen["reason"],
+                updated_at=chosen["updated_at"],
+            )
+
+        for row in self.store.run("domains/dynamic_blocks"):
+            row = to_plain(row)
+            code = row["domain_block_reason"] if row["domain_block_reason"] in UNBLOCK_RISK else "unknown"
+            out.append(
+                BlockedDomain(
+                    domain=row["domain"],
+                    blocked_at=row["blocked_at"],
+                    domain_block_reason=code,
+                    domain_unblock_risk=UNBLOCK_RISK[code],
+                    reason=row["detail"],
+                    cause_id=row["cause_id"],
+                    original_domain_category=row["original_domain_category"],
+                    restore_via=RESTORE_VIA,
+                    override=override_state(row["domain"]),
+                )
+            )
+        for pattern in policy.config.denylist:
+            probe = pattern.removeprefix("*.")
+            out.append(
+                BlockedDomain(
+                    domain=pattern,
+                    blocked_at=policy.loaded_at.isoformat(timespec="seconds"),
+                    domain_block_reason="denylist",
+                    domain_unblock_risk="low",
+                    reason="on the denylist of config/domains.yaml",
+                    cause_id=None,
+                    original_domain_category=policy.original_category(probe),
+                    restore_via=RESTORE_VIA,
+                    override=override_state(pattern if not pattern.startswith("*.") else "x." + probe),
+                )
+            )
+        for rule in rules:
+            if rule["decision"] != "block":
+                continue
+            probe = rule["domain_pattern"].removeprefix("*.")
+            out.append(
+                BlockedDomain(
+                    domain=rule["domain_pattern"],
+                    blocked_at=rule["updated_at"],
+                    domain_block_reason="manual",
+                    domain_unblock_risk="low",
+                    reason=rule["reason"],
+                    cause_id=rule["rule_id"],
+                    original_domain_category=policy.original_category(probe),
+                    restore_via="feedback(domain_clear_override) or feedback(domain_unblock)",
+                    override=DomainOverrideState(
+                        is_overridden=False,
+                        decision="block",
+                        matched_pattern=rule["domain_pattern"],
+                        rule_id=rule["rule_id"],
+                        reason=rule["reason"],
+                        updated_at=rule["updated_at"],
+                    ),
+                )
+            )
+        return out
+
+    def state(self) -> tuple[list[BlockedDomain], list[DomainOverride]]:
+        """For get_status: (blocked_domains, domain_overrides), read with one rule query."""
+        rules = self.active_rules()
+        return self.blocked_domains(rules), self.overrides(rules)
+
+    # ----------------------------------------------------------------- writes
+    def block(self, domain: str, reason_code: str, detail: str, cause_id: str | None) -> bool:
+        """A dynamic block; returns True when the domain was not blocked before."""
+        name = self._normalise(domain)
+        row = self.store.run(
+            "domains/block_domain",
+            {
+                "domain": name,
+                "category": self.policy.current().original_category(name),
+                "reason_code": reason_code,
+                "detail": detail,
+                "cause_id": cause_id,
+            },
+        )[0]
+        if not row["was_blocked"]:
+            log.warning("domain %s blocked: %s (%s)", name, reason_code, detail)
+        return not row["was_blocked"]
+
+    def record_dangerous_document(self, task_id: str, domain: str, url: str, kinds: list[str], detail: str) -> str:
+        """A fetched document carried a dangerous pattern: keep the finding, mark the domain as a rejected source of
+        the task's claims, and block the domain (except Lyra's pseudo-domain for local files: one hostile file
+        must not block every local file; it is skipped and reported instead)."""
+        name = self._normalise(domain)
+        finding = new_id("sec")
+        self.store.run(
+            "domains/record_security_finding",
+            {
+                "id": finding,
+                "task_id": task_id,
+                "domain": name,
+                "category": self.policy.current().original_category(name),
+                "url": url,
+                "kinds": kinds,
+                "detail": detail,
+            },
+        )
+        if name != LOCAL_DOMAIN:
+            self.block(name, "dangerous_pattern", f"dangerous pattern in {url}: {detail}", finding)
+        self.check_rejection_rates([name])
+        return finding
+
+    def rejection_rates(self, domains: list[str] | None = None) -> list[dict[str, Any]]:
+        return [to_plain(r) for r in self.store.run("domains/rejection_rates", {"domains": domains})]
+
+    def check_rejection_rates(self, domains: list[str]) -> list[str]:
+        """Block (high_rejection_rate) the given domains whose combined claim rejection rate is above the threshold
+        with enough claims; returns the domains newly blocked."""
+        threshold = self.settings.high_rejection_rate_threshold
+        minimum = self.settings.high_rejection_min_samples
+        blocked: list[str] = []
+        for row in self.rejection_rates(domains):
+            rate = row["domain_claim_combined_rejection_rate"]
+            if row["claims"] >= minimum and rate > threshold and not row["blocked"]:
+                detail = (
+                    f"combined claim rejection rate {rate:.2f} > {threshold} over {row['claims']} claims "
+                    f"({row['security_rejected_claims']} security, {row['manual_rejected_claims']} manual)"
+                )
+                if self.block(row["domain"], "high_rejection_rate", detail, None):
+                    blocked.append(row["domain"])
+        return blocked

@@ -1,0 +1,205 @@
+"""The ``feedback`` tool (ADR-0012): six actions on three levels, each validated in full before anything is
+written, each written in one transaction together with its append-only audit event, and each reflected at once
+(materials and confidence are computed from the graph on every read)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from lyra.core.errors import NotFoundError
+from lyra.core.ids import new_id
+from lyra.graph.store import GraphStore, Transaction, to_plain
+from lyra.graph.tasks import TaskRepository
+from lyra.models.trust import (
+    ARGS_FOR_ACTION,
+    ClaimRejectArgs,
+    ClaimRestoreArgs,
+    DomainRuleArgs,
+    EdgeCorrectArgs,
+    FeedbackRequest,
+    FeedbackResponse,
+)
+from lyra.models.validation import parse_one
+from lyra.services.domains import DomainGate
+from lyra.sources.domain_patterns import validate_pattern
+
+LABEL_FOR_RELATION = {"supports": "entailment", "refutes": "contradiction", "neutral": "neutral"}
+
+
+class FeedbackService:
+    def __init__(self, store: GraphStore, tasks: TaskRepository, domains: DomainGate) -> None:
+        self.store = store
+        self.tasks = tasks
+        self.domains = domains
+
+    def feedback(self, request: FeedbackRequest) -> FeedbackResponse:
+        self.tasks.get(request.task_id)  # NotFoundError for an unknown task
+        args = parse_one(ARGS_FOR_ACTION[request.action], request.args, "args")
+        event_id = new_id("fbk")
+        if isinstance(args, DomainRuleArgs):
+            changed, warnings = self._domain(request, args, event_id)
+        elif isinstance(args, ClaimRejectArgs | ClaimRestoreArgs):
+            changed, warnings = self._claim(request, args, event_id)
+        else:
+            assert isinstance(args, EdgeCorrectArgs)
+            changed, warnings = self._edge(request, args, event_id)
+        return FeedbackResponse(
+            task_id=request.task_id, action=request.action, event_id=event_id, changed=changed, warnings=warnings
+        )
+
+    # ---------------------------------------------------------------- helpers
+    @staticmethod
+    def _event(tx: Transaction, event_id: str, request: FeedbackRequest, args: Any, result: dict[str, Any]) -> None:
+        tx.run(
+            "feedback/create_feedback_event",
+            {
+                "id": event_id,
+                "task_id": request.task_id,
+                "action": request.action,
+                "args": args.model_dump_json(),
+                "result": json.dumps(result, default=str),
+            },
+        )
+
+    # ----------------------------------------------------------------- domain
+    def _domain(
+        self, request: FeedbackRequest, args: DomainRuleArgs, event_id: str
+    ) -> tuple[dict[str, Any], list[str]]:
+        pattern = validate_pattern(args.domain_pattern, "args.domain_pattern")
+        warnings: list[str] = []
+
+        if request.action == "domain_clear_override":
+
+            def clear(tx: Transaction) -> dict[str, Any]:
+                rows = tx.run(
+                    "feedback/clear_override_rule",
+                    {"event_id": new_id("doe"), "pattern": pattern, "reason": args.reason, "task_id": request.task_id},
+                )
+                if not rows:
+                    raise NotFoundError(
+                        f"no active override rule for {pattern!r}",
+                        hint="get_status.domain_overrides lists the active rules",
+                    )
+                result = {
+                    "rule_id": rows[0]["rule_id"],
+                    "domain_pattern": pattern,
+                    "previous": rows[0]["previous"],
+                    "decision": "cleared",
+                }
+                self._event(tx, event_id, request, args, result)
+                return result
+
+            return self.store.write_transaction("feedback domain_clear_override", clear), warnings
+
+        decision = "block" if request.action == "domain_block" else "unblock"
+        before = self.domains.decide(pattern.removeprefix("*.")) if not pattern.startswith("*.") else None
+
+        def upsert(tx: Transaction) -> dict[str, Any]:
+            row = to_plain(
+                tx.run(
+                    "feedback/upsert_override_rule",
+                    {
+                        "rule_id": new_id("dor"),
+                        "event_id": new_id("doe"),
+                        "pattern": pattern,
+                        "decision": decision,
+                        "reason": args.reason,
+                        "action": request.action,
+                        "task_id": request.task_id,
+                    },
+                )[0]
+            )
+            result = {
+                "rule_id": row["rule_id"],
+                "domain_pattern": pattern,
+                "decision": decision,
+                "previous": row["previous"],
+                "updated_at": row["updated_at"],
+            }
+            self._event(tx, event_id, request, args, result)
+            return result
+
+        result = self.store.write_transaction(f"feedback {request.action}", upsert)
+        if before is not None and decision == "unblock" and before.domain_block_reason:
+            risk = before.domain_unblock_risk
+            result["lifted"] = {"domain_block_reason": before.domain_block_reason, "domain_unblock_risk": risk}
+            if risk == "high":
+                warnings.append(
+                    f"{pattern} was blocked for {before.domain_block_reason}: the unblock is logged and "
+                    "domain_unblock_risk stays high"
+                )
+        return result, warnings
+
+    # ------------------------------------------------------------------ claim
+    def _claim(
+        self, request: FeedbackRequest, args: ClaimRejectArgs | ClaimRestoreArgs, event_id: str
+    ) -> tuple[dict[str, Any], list[str]]:
+        status = "not_adopted" if request.action == "claim_reject" else "adopted"
+
+        def write(tx: Transaction) -> dict[str, Any]:
+            rows = tx.run(
+                "feedback/set_claim_adoption",
+                {"task_id": request.task_id, "claim_id": args.claim_id, "status": status, "reason": args.reason},
+            )
+            if not rows:
+                raise NotFoundError(
+                    f"task {request.task_id!r} has no claim {args.claim_id!r}",
+                    hint="get_materials lists the task's claim ids",
+                )
+            row = to_plain(rows[0])
+            result = {
+                "claim_id": args.claim_id,
+                "previous": row["previous"],
+                "claim_adoption_status": row["status"],
+                "claim_rejection_reason": row["reason"],
+                "claim_rejected_at": row["rejected_at"],
+            }
+            self._event(tx, event_id, request, args, result)
+            return result
+
+        result = self.store.write_transaction(f"feedback {request.action}", write)
+        warnings: list[str] = []
+        if status == "not_adopted":
+            domains = self.store.run("domains/claim_domains", {"claim_id": args.claim_id})[0]["domains"]
+            newly = self.domains.check_rejection_rates(domains)
+            if newly:
+                result["domains_blocked"] = newly
+                warnings.append(f"high claim rejection rate: blocked {', '.join(newly)}")
+        return result, warnings
+
+    # ------------------------------------------------------------------- edge
+    def _edge(self, request: FeedbackRequest, args: EdgeCorrectArgs, event_id: str) -> tuple[dict[str, Any], list[str]]:
+        new_type = args.correct_relation.upper()
+
+        def write(tx: Transaction) -> dict[str, Any]:
+            rows = tx.run(
+                "feedback/correct_edge",
+                {
+                    "task_id": request.task_id,
+                    "edge_id": args.edge_id,
+                    "new_type": new_type,
+                    "new_label": LABEL_FOR_RELATION[args.correct_relation],
+                    "reason": args.reason,
+                    "correction_id": new_id("nlc"),
+                },
+            )
+            if not rows:
+                raise NotFoundError(
+                    f"task {request.task_id!r} has no stance edge {args.edge_id!r}",
+                    hint="get_materials lists evidence[].edge_id for each claim",
+                )
+            row = rows[0]
+            result = {
+                "edge_id": row["edge_id"],
+                "claim_id": row["claim_id"],
+                "previous_relation": row["previous_relation"],
+                "relation": row["relation"],
+                "nli_confidence": row["nli_confidence"],
+                "changed": row["changed"],
+                "edge_human_corrected": True,
+            }
+            self._event(tx, event_id, request, args, result)
+            return result
+
+        return self.store.write_transaction("feedback edge_correct", write), []
