@@ -512,6 +512,56 @@ def report(
     out.print(f"wrote {output} ({len(html) // 1024} KiB)")
 
 
+# ----------------------------------------------------------------------------- trust and control
+@app.command("feedback")
+@handle_errors
+def feedback_cmd(
+    task_id: str,
+    action: str = typer.Argument(
+        ..., help="domain_block | domain_unblock | domain_clear_override | claim_reject | claim_restore | edge_correct"
+    ),
+    arg: list[str] = typer.Option([], "--arg", help="name=value, e.g. --arg domain_pattern=*.example.org"),
+) -> None:
+    """Record a human correction (the MCP `feedback` tool); prints what changed."""
+    from lyra.models.trust import FeedbackRequest
+    from lyra.models.validation import parse_one
+
+    request = parse_one(FeedbackRequest, {"task_id": task_id, "action": action, "args": _parse_params(arg)})
+    with _open_services() as services:
+        print(services.operations.feedback(request).model_dump_json(indent=2))
+
+
+@app.command("check-domain")
+@handle_errors
+def check_domain_cmd(domain: str) -> None:
+    """May Lyra fetch / use DOMAIN, and why (the decision every fetch path uses)."""
+    from lyra.models.trust import CheckDomainRequest
+
+    with _open_services() as services:
+        print(services.operations.check_domain(CheckDomainRequest(domain=domain)).model_dump_json(indent=2))
+
+
+@app.command("calibration")
+@handle_errors
+def calibration_cmd(
+    action: str = typer.Argument("get_stats", help="get_stats | evaluate | get_evaluations | fit | rollback"),
+    method: str = typer.Option("platt", help="fit: platt or temperature"),
+    activate: bool = typer.Option(False, help="fit: apply the new calibrator to new edges"),
+    version: int = typer.Option(0, help="rollback: the version to make active (0: none)"),
+) -> None:
+    """NLI calibration from human review (the MCP calibration_metrics / calibration_rollback tools)."""
+    from lyra.models.trust import CalibrationMetricsRequest, CalibrationRollbackRequest
+    from lyra.models.validation import parse_one
+
+    with _open_services() as services:
+        if action == "rollback":
+            result = services.operations.calibration_rollback(CalibrationRollbackRequest(version=version))
+        else:
+            request = parse_one(CalibrationMetricsRequest, {"action": action, "method": method, "activate": activate})
+            result = services.operations.calibration_metrics(request)
+        print(result.model_dump_json(indent=2))
+
+
 # ----------------------------------------------------------------------------- eval
 eval_app = typer.Typer(help="Measure the models on labelled data.", no_args_is_help=True)
 app.add_typer(eval_app, name="eval")

@@ -20,13 +20,37 @@ EXPECTED_QUERY_TYPE = {"read": {"r"}, "write": {"w", "rw"}, "schema": {"s"}}
 def dummy_params(query: CypherQuery) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for name in query.parameters:
-        if name in ("rows", "ids") or name.endswith("_ids"):
+        if name in ("rows", "ids", "kinds", "domains") or name.endswith("_ids"):
             values[name] = []
-        elif name in ("batch_size", "limit", "seconds", "pages", "stale_seconds", "max_attempts", "evidence_limit"):
+        elif name in (
+            "batch_size",
+            "limit",
+            "seconds",
+            "pages",
+            "stale_seconds",
+            "max_attempts",
+            "evidence_limit",
+            "version",
+            "samples",
+            "train_samples",
+            "holdout_samples",
+        ):
             values[name] = 100
-        elif name in ("immediate", "include_neutral", "include_not_adopted"):
+        elif name in ("immediate", "include_neutral", "include_not_adopted", "activate", "improves"):
             values[name] = True
-        elif name in ("max_seconds",):
+        elif name in (
+            "max_seconds",
+            "a",
+            "b",
+            "accuracy",
+            "brier",
+            "ece",
+            "mce",
+            "ece_before",
+            "ece_after",
+            "brier_before",
+            "brier_after",
+        ):
             values[name] = 1.5
         else:
             values[name] = "x"

@@ -89,3 +89,29 @@ def test_graph_load_with_bad_edge_writes_nothing(graph: Services, settings: Sett
     assert result.returncode == 2
     assert "edges[3].nli_confidence" in result.stderr
     assert graph.cleanup.counts().tasks == 0 and graph.cleanup.counts().pages == 0
+
+
+def test_feedback_check_domain_and_calibration_commands(graph: Services, settings: Settings) -> None:
+    assert lyra(settings, "graph", "load", "config/examples/example_graph.json").returncode == 0
+    refused = lyra(
+        settings, "feedback", "example_vitamin_d", "domain_block", "--arg", "domain_pattern=*.com", "--arg", "reason=x"
+    )
+    assert refused.returncode == 2 and "args.domain_pattern" in refused.stderr and "public suffix" in refused.stderr
+    done = lyra(
+        settings,
+        "feedback",
+        "example_vitamin_d",
+        "domain_block",
+        "--arg",
+        "domain_pattern=*.example.com",
+        "--arg",
+        "reason=adverts",
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["changed"]["decision"] == "block"
+    checked = json.loads(lyra(settings, "check-domain", "wellness-blog.example.com").stdout)
+    assert checked["allowed"] is False and checked["domain_block_reason"] == "manual"
+    denied = json.loads(lyra(settings, "check-domain", "malware.example").stdout)
+    assert denied["domain_block_reason"] == "denylist"
+    stats = lyra(settings, "calibration", "get_stats")
+    assert stats.returncode == 0 and json.loads(stats.stdout)["result"]["samples"] == 0
