@@ -5,9 +5,11 @@
 // $evidence_limit items, SUPPORTS/REFUTES first and strongest first, each with its fragment's first page; and the
 // facts source verification reads (distinct pages giving SUPPORTS, domains rejected as sources for a danger).
 // Domain categories are reported, never weighed.
-// Params: $task_id, $evidence_limit, $include_neutral, $include_not_adopted
+// $claim_ids (null = all) lets a large task be computed in a few parallel parts.
+// Params: $task_id, $claim_ids, $evidence_limit, $include_neutral, $include_not_adopted
 MATCH (:Task {id: $task_id})-[:HAS_CLAIM]->(c:Claim)
-WHERE $include_not_adopted OR coalesce(c.claim_adoption_status, 'adopted') = 'adopted'
+WHERE ($claim_ids IS NULL OR c.id IN $claim_ids)
+  AND ($include_not_adopted OR coalesce(c.claim_adoption_status, 'adopted') = 'adopted')
 CALL (c) {
   OPTIONAL MATCH (c)<-[r:SUPPORTS|REFUTES|NEUTRAL]-(f:Fragment)
   WITH r, f, type(r) AS rel,

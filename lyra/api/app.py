@@ -19,7 +19,7 @@ from fastapi import Body, Depends, FastAPI, Path, Query, Request, status
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from lyra.bootstrap import Services
 from lyra.core.errors import (
@@ -115,6 +115,16 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0]
+        field = _field_from_loc(tuple(first.get("loc", ())))
+        return _error(
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
+            {"error": "invalid_input", "message": f"{field}: {first.get('msg', 'invalid')}", "field": field},
+        )
+
+    @app.exception_handler(ValidationError)
+    async def model_error(_request: Request, exc: ValidationError) -> JSONResponse:
+        # a request model built inside a route from path or query values (they are validated there)
         first = exc.errors()[0]
         field = _field_from_loc(tuple(first.get("loc", ())))
         return _error(

@@ -57,6 +57,7 @@ class Settings(BaseSettings):
     cleanup_batch_size: int = Field(default=10_000, ge=1, le=1_000_000)
     query_timeout: float = Field(default=60.0, gt=0)
     slow_query_seconds: float = Field(default=2.0, gt=0)
+    materials_parallel_queries: int = Field(default=3, ge=1, le=16)  # parts a large task's materials are split into
 
     # --- models (offline defaults; any Hugging Face id or local folder works where one is named)
     embedder_model: str = "builtin:all-MiniLM-L6-v2"
@@ -121,6 +122,15 @@ class Settings(BaseSettings):
             if value.lstrip().startswith("["):
                 return json.loads(value)
             return [part.strip() for part in re.split(r"," if "://" in value else r"[,:]", value) if part.strip()]
+        return value
+
+    @field_validator("api_token", mode="before")
+    @classmethod
+    def _empty_token_is_none(cls, value: object) -> object:
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return None
+        if isinstance(value, str) and len(value.strip()) < 16:
+            raise ValueError("LYRA_API_TOKEN must be at least 16 characters")
         return value
 
     @field_validator("neo4j_uri")

@@ -98,6 +98,11 @@ class DomainDecision(Response):
     category_weight: float
     qps: float
     max_pages_per_day: int
+    rejection_rates: dict[str, Any] | None = Field(
+        default=None,
+        description="claim-based rejection rates of the domain (check_domain only): claims, security / manual / "
+        "combined rejection counts and rates",
+    )
 
 
 # ----------------------------------------------------------------------------- calibration

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
 from lyra.core.ids import validate_task_id
 from lyra.graph.store import GraphStore
 from lyra.graph.tasks import TaskRepository
-from lyra.models.api import Evidence, EvidenceYears, GetMaterialsRequest, MaterialClaim, Materials
+from lyra.models.api import GetMaterialsRequest, Materials
 from lyra.models.confidence import ClaimConfidence, Posterior, beta_stats, credible_intervals
+
+CLAIMS_PER_PART = 250
 
 
 def verification(supporting_pages: int, refutes: int, security_rejections: int) -> dict[str, Any]:
@@ -32,9 +35,27 @@ def verification(supporting_pages: int, refutes: int, security_rejections: int) 
 
 
 class MaterialsService:
-    def __init__(self, store: GraphStore, tasks: TaskRepository) -> None:
+    def __init__(self, store: GraphStore, tasks: TaskRepository, parallel_queries: int = 3) -> None:
         self.store = store
         self.tasks = tasks
+        self.parallel_queries = parallel_queries
+        self._pool = ThreadPoolExecutor(max_workers=max(1, parallel_queries), thread_name_prefix="lyra-materials")
+
+    def _rows(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """A large task's claims are split into a few contiguous parts aggregated in parallel read transactions
+        (Neo4j runs each on its own core); the parts come back in claim order."""
+        if self.parallel_queries <= 1:
+            return self.store.run("materials/task_materials", params)
+        ids = [r["claim_id"] for r in self.store.run("tasks/task_claims", {"task_id": params["task_id"]})]
+        parts = min(self.parallel_queries, -(-len(ids) // CLAIMS_PER_PART))
+        if parts <= 1:
+            return self.store.run("materials/task_materials", params)
+        size = -(-len(ids) // parts)
+        chunks = [ids[i : i + size] for i in range(0, len(ids), size)]
+        results = self._pool.map(
+            lambda chunk: self.store.run("materials/task_materials", {**params, "claim_ids": chunk}), chunks
+        )
+        return [row for part in results for row in part]
 
     def claim_confidences(self, task_id: str) -> list[ClaimConfidence]:
         """Every claim of the task with confidence, uncertainty, controversy, alpha, beta, evidence_count.
@@ -70,42 +91,44 @@ class MaterialsService:
         """The seeds' materials export (decisions 13-15), computed now from the edges by one Cypher aggregation."""
         task = self.tasks.get(request.task_id)
         opts = request.options
-        rows = self.store.run(
-            "materials/task_materials",
-            {
-                "task_id": request.task_id,
-                "evidence_limit": opts.evidence_limit,
-                "include_neutral": opts.include_neutral,
-                "include_not_adopted": opts.include_not_adopted,
-            },
-        )
+        params = {
+            "task_id": request.task_id,
+            "claim_ids": None,
+            "evidence_limit": opts.evidence_limit,
+            "include_neutral": opts.include_neutral,
+            "include_not_adopted": opts.include_not_adopted,
+        }
+        rows = self._rows(params)
         intervals = credible_intervals([r["alpha"] for r in rows], [r["beta"] for r in rows])
-        claims: list[MaterialClaim] = []
+        claims: list[dict[str, Any]] = []
         for row, interval in zip(rows, intervals, strict=True):
-            stats = beta_stats(
-                Posterior(row["alpha"], row["beta"], row["supports_count"], row["refutes_count"], row["neutral_count"])
+            posterior = Posterior(
+                row["alpha"], row["beta"], row["supports_count"], row["refutes_count"], row["neutral_count"]
             )
             claims.append(
-                MaterialClaim(
-                    claim_id=row["claim_id"],
-                    text=row["text"],
-                    **stats.model_dump(),
-                    supports_count=row["supports_count"],
-                    refutes_count=row["refutes_count"],
-                    neutral_count=row["neutral_count"],
-                    claim_adoption_status=row["claim_adoption_status"],
-                    claim_rejection_reason=row["claim_rejection_reason"],
-                    credible_interval_95=interval,
+                {
+                    "claim_id": row["claim_id"],
+                    "text": row["text"],
+                    **beta_stats(posterior).model_dump(),
+                    "supports_count": row["supports_count"],
+                    "refutes_count": row["refutes_count"],
+                    "neutral_count": row["neutral_count"],
+                    "claim_adoption_status": row["claim_adoption_status"],
+                    "claim_rejection_reason": row["claim_rejection_reason"],
+                    "credible_interval_95": interval,
                     **verification(row["supporting_pages"], row["refutes_count"], row["security_rejections"]),
-                    evidence=[Evidence.model_validate(e) for e in row["evidence"]],
-                    evidence_truncated=row["evidence_available"] > len(row["evidence"]),
-                    evidence_years=EvidenceYears(oldest=row["oldest"], newest=row["newest"]),
-                )
+                    "evidence": row["evidence"],
+                    "evidence_truncated": row["evidence_available"] > len(row["evidence"]),
+                    "evidence_years": {"oldest": row["oldest"], "newest": row["newest"]},
+                }
             )
-        return Materials(
-            task_id=task["id"],
-            hypothesis=task["hypothesis"],
-            status=task["status"],
-            claims=claims,
-            computed_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        # one validation of the whole tree (pydantic-core), not one call per evidence item
+        return Materials.model_validate(
+            {
+                "task_id": task["id"],
+                "hypothesis": task["hypothesis"],
+                "status": task["status"],
+                "claims": claims,
+                "computed_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            }
         )

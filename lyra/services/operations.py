@@ -186,7 +186,9 @@ class Operations:
         return self._feedback.feedback(request)
 
     def check_domain(self, request: CheckDomainRequest) -> DomainDecision:
-        return self.domains.decide(request.domain)
+        decision = self.domains.decide(request.domain)
+        rates = self.domains.rejection_rates([decision.domain])
+        return decision.model_copy(update={"rejection_rates": rates[0] if rates else None})
 
     def calibration_metrics(self, request: CalibrationMetricsRequest) -> CalibrationResponse:
         return self.calibration.metrics(request)

@@ -115,3 +115,16 @@ def test_feedback_check_domain_and_calibration_commands(graph: Services, setting
     assert denied["domain_block_reason"] == "denylist"
     stats = lyra(settings, "calibration", "get_stats")
     assert stats.returncode == 0 and json.loads(stats.stdout)["result"]["samples"] == 0
+
+
+def test_report_writes_a_static_page_and_serve_refuses_a_public_address_without_a_token(
+    graph: Services, settings: Settings, tmp_path: Path
+) -> None:
+    assert lyra(settings, "graph", "load", "config/examples/example_graph.json").returncode == 0
+    out = tmp_path / "report.html"
+    written = lyra(settings, "report", "example_vitamin_d", "--out", str(out))
+    assert written.returncode == 0, written.stderr
+    html = out.read_text(encoding="utf-8")
+    assert "Vitamin D supplementation reduces" in html and 'class="confidence-bar' in html
+    refused = run_lyra("serve", "--host", "0.0.0.0", env={**neo4j_env(settings), "LYRA_API_TOKEN": ""})
+    assert refused.returncode == 2 and "LYRA_API_TOKEN" in refused.stderr

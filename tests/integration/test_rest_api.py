@@ -186,7 +186,7 @@ def test_mcp_and_rest_give_identical_materials(example: Services, app: FastAPI) 
 def guarded(example: Services, settings: Settings) -> Iterator[FastAPI]:
     original = example.settings
     example.settings = settings.model_copy(
-        update={"api_token": SecretStr("s3cret"), "api_allowed_origins": ["https://notebook.example"]}
+        update={"api_token": SecretStr("s3cret-token-0123456789"), "api_allowed_origins": ["https://notebook.example"]}
     )
     try:
         yield create_app(example, workers=False, mcp=False)
@@ -196,7 +196,7 @@ def guarded(example: Services, settings: Settings) -> Iterator[FastAPI]:
 
 def test_token_host_and_origin_guards(guarded: FastAPI) -> None:
     assert request(guarded, "GET", "/api/v1/tasks").status_code == 401
-    auth = {"authorization": "Bearer s3cret"}
+    auth = {"authorization": "Bearer s3cret-token-0123456789"}
     assert request(guarded, "GET", "/api/v1/tasks", headers=auth).status_code == 200
     assert request(guarded, "GET", "/api/v1/tasks", headers={"authorization": "Bearer nope"}).status_code == 401
     rebinding = request(guarded, "GET", "/api/v1/tasks", headers={**auth, "host": "evil.example"})

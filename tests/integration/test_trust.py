@@ -318,9 +318,9 @@ def test_user_overrides_in_domains_yaml_apply_without_restart(graph: Services, t
 
 
 # ----------------------------------------------------------------------------- calibration
-def _reviewed_edges(services: Services, n: int = 120, seed: int = 5) -> None:
-    """n edges judged with confidence p; a reviewer finds the label right with probability p**2 (an over-confident
-    judge), and corrects it otherwise."""
+def _reviewed_edges(services: Services, n: int = 400, seed: int = 5) -> None:
+    """n edges judged with confidence p in [0.5, 1]; a reviewer finds the label right with probability 2p - 1 (a
+    strongly over-confident judge: expected calibration error about 0.25), and corrects it otherwise."""
     rng = random.Random(seed)
     services.tasks.create_task("calib", "calibration task", hypothesis_as_claim=False)
     claims = services.tasks.add_claims("calib", [f"calibration claim {i}" for i in range(n)])
@@ -336,7 +336,7 @@ def _reviewed_edges(services: Services, n: int = 120, seed: int = 5) -> None:
         ]
     ).ids
     for edge_id, p in zip(edge_ids, confidences, strict=True):
-        right = rng.random() < p * p
+        right = rng.random() < 2 * p - 1
         feedback(
             services,
             "edge_correct",
@@ -350,16 +350,17 @@ def test_calibration_evaluates_fits_versions_and_rolls_back(graph: Services) -> 
     _reviewed_edges(graph)
     calibration = graph.calibration
     stats = calibration.metrics(CalibrationMetricsRequest(action="get_stats")).result
-    assert stats["samples"] == 120 and stats["corrected"] + stats["reviewed_unchanged"] == 120
+    assert stats["samples"] == 400 and stats["corrected"] + stats["reviewed_unchanged"] == 400
     first = calibration.metrics(CalibrationMetricsRequest(action="evaluate")).result
     assert first["version"] == 1 and len(first["bins"]) == 10 and 0 < first["ece"] < 1
-    assert first["accuracy"] == pytest.approx(stats["reviewed_unchanged"] / 120)
+    assert first["accuracy"] == pytest.approx(stats["reviewed_unchanged"] / 400)
     fitted = calibration.metrics(CalibrationMetricsRequest(action="fit")).result
     assert fitted["version"] == 1 and not fitted["active"]
     assert fitted["improves"] and fitted["after"]["ece"] < fitted["before"]["ece"]  # held-out, over-confident judge
     assert calibration.active_calibrator() == (None, None)  # not applied until activated
-    second = calibration.metrics(CalibrationMetricsRequest(action="fit", method="temperature", activate=True)).result
+    second = calibration.metrics(CalibrationMetricsRequest(action="fit", activate=True)).result
     assert second["version"] == 2 and second["active"]
+    assert calibration.metrics(CalibrationMetricsRequest(action="fit", method="temperature")).result["version"] == 3
     assert calibration.active_calibrator()[1] == 2
     calibration.rollback(CalibrationRollbackRequest(version=1))
     assert calibration.active_calibrator()[1] == 1
