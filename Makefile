@@ -17,6 +17,7 @@ bench:           ## the benchmarks quoted in the README
 	.venv/bin/lyra bench confidence --claims 10000 --edges-per-claim 20
 	.venv/bin/lyra bench faiss --fragments 100000
 	.venv/bin/lyra bench pipeline --synthetic 10000
+	.venv/bin/lyra bench api
 
 eval:            ## stance judge quality on the held-out test half of the labelled set
 	.venv/bin/lyra eval nli --split test
