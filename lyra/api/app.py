@@ -113,18 +113,10 @@ def _install_error_handlers(app: FastAPI) -> None:
             log.error("request failed: %s", exc.message)
         return _error(code, exc.to_dict())
 
+    # FastAPI's request validation, and a request model built inside a route from path or query values
     @app.exception_handler(RequestValidationError)
-    async def validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
-        first = exc.errors()[0]
-        field = _field_from_loc(tuple(first.get("loc", ())))
-        return _error(
-            status.HTTP_422_UNPROCESSABLE_CONTENT,
-            {"error": "invalid_input", "message": f"{field}: {first.get('msg', 'invalid')}", "field": field},
-        )
-
     @app.exception_handler(ValidationError)
-    async def model_error(_request: Request, exc: ValidationError) -> JSONResponse:
-        # a request model built inside a route from path or query values (they are validated there)
+    async def validation_error(_request: Request, exc: RequestValidationError | ValidationError) -> JSONResponse:
         first = exc.errors()[0]
         field = _field_from_loc(tuple(first.get("loc", ())))
         return _error(

@@ -6,8 +6,8 @@ snapshot and is reported through ``last_error`` and the log.
 
 Lookup rules (all sections):
 
-* domains are normalised (lowercase, trailing dot, IDN to punycode) and a leading ``www.`` is dropped, as the
-  older :class:`lyra.sources.domains.DomainCategories` does, so ``www.example.com`` is looked up as
+* domains are normalised (lowercase, trailing dot, IDN to punycode) and a leading ``www.`` is dropped, so
+  ``www.example.com`` is looked up as
   ``example.com``. Entries therefore may not start with ``www.``;
 * an exact entry beats any suffix glob, and the longest suffix glob beats shorter ones
   (see :mod:`lyra.sources.domain_patterns`); ``*.example.com`` does not cover ``example.com`` itself;

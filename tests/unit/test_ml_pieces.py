@@ -17,7 +17,7 @@ from lyra.ml.protocols import NLIResult
 from lyra.ml.ranking import CandidateRanker, tokenize
 from lyra.ml.vector_index import FragmentIndex
 from lyra.pipeline.chunking import chunk_text
-from lyra.sources.domains import DomainCategories
+from lyra.sources.domain_policy import DomainPolicy
 from lyra.sources.local_files import SkippedDocument, SourceDocument, iter_documents
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -151,14 +151,15 @@ def test_cache_never_judges_a_pair_twice(tmp_path: Path) -> None:
 def test_domain_categories_prefer_exact_then_longest_suffix(tmp_path: Path) -> None:
     path = tmp_path / "domains.yaml"
     path.write_text(
-        "categories: {academic: 0.8, government: 0.9, low: 0.3, unverified: 0.5}\n"
+        "categories: {primary: 1.0, government: 0.9, academic: 0.8, trusted: 0.7, unverified: 0.5, low: 0.3,"
+        " blocked: 0.0}\n"
         "default_category: unverified\n"
         "domains:\n"
         "  - {domain: '*.gov', category: government}\n"
         "  - {domain: '*.data.gov', category: low}\n"
         "  - {domain: 'open.data.gov', category: academic}\n"
     )
-    cats = DomainCategories.load(path)
+    cats = DomainPolicy.load(path)
     assert cats.category("www.nih.gov") == "government"
     assert cats.category("x.data.gov") == "low"
     assert cats.category("open.data.gov") == "academic"
