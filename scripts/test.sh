@@ -2,20 +2,26 @@
 # The test command: installs what is missing, starts the managed *test* Neo4j (bolt 7688, http 7475,
 # separate from the demo's data), runs ruff, mypy and pytest against it, and stops it again if it started it.
 # Extra arguments go to pytest. Fails when a check fails or when no test ran.
+# LYRA_TEST_INSTANCE=test2 (test3, test4) runs against another managed instance, e.g. for a second checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/setup.sh --dev
 
+instance=${LYRA_TEST_INSTANCE:-test}
+case "$instance" in
+  test) http_port=7475 ;; test2) http_port=7476 ;; test3) http_port=7477 ;; test4) http_port=7478 ;;
+  *) echo "LYRA_TEST_INSTANCE must be test, test2, test3 or test4" >&2; exit 2 ;;
+esac
 was_running=0
-.venv/bin/lyra neo4j status --instance test >/dev/null 2>&1 && was_running=1
-.venv/bin/lyra neo4j start --instance test >&2
+.venv/bin/lyra neo4j status --instance "$instance" >/dev/null 2>&1 && was_running=1
+.venv/bin/lyra neo4j start --instance "$instance" >&2
 if [ $was_running -eq 0 ]; then
-  trap '.venv/bin/lyra neo4j stop --instance test >&2 || true' EXIT
+  trap '.venv/bin/lyra neo4j stop --instance "$instance" >&2 || true' EXIT
 fi
-eval "$(.venv/bin/lyra neo4j env --instance test)"
+eval "$(.venv/bin/lyra neo4j env --instance "$instance")"
 export NEO4J_URI NEO4J_USERNAME NEO4J_PASSWORD
-export LYRA_NEO4J_HTTP_URL=http://127.0.0.1:7475
+export LYRA_NEO4J_HTTP_URL=http://127.0.0.1:$http_port
 export LYRA_REQUIRE_NEO4J=1
 
 .venv/bin/ruff check lyra tests

@@ -30,7 +30,14 @@ from lyra.core.settings import Settings
 
 log = logging.getLogger(__name__)
 
-INSTANCE_PORTS: dict[str, tuple[int, int]] = {"default": (7687, 7474), "test": (7688, 7475)}
+# test2..test4 let several checkouts (or parallel test runs) each use a throw-away instance of their own.
+INSTANCE_PORTS: dict[str, tuple[int, int]] = {
+    "default": (7687, 7474),
+    "test": (7688, 7475),
+    "test2": (7689, 7476),
+    "test3": (7690, 7477),
+    "test4": (7691, 7478),
+}
 NEO4J_USERNAME = "neo4j"
 
 
@@ -84,7 +91,7 @@ class LocalNeo4j:
         if not self.password_file.exists():
             raise Neo4jServerError(
                 f"the managed Neo4j instance {self.instance!r} has no password yet",
-                hint=f"run `lyra neo4j start{' --instance test' if self.instance == 'test' else ''}` first",
+                hint=f"run `lyra neo4j start{'' if self.instance == 'default' else ' --instance ' + self.instance}` first",
             )
         return self.password_file.read_text(encoding="utf-8").strip()
 
