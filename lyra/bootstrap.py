@@ -1,7 +1,14 @@
-"""build_services(settings): the one place where concrete classes are chosen and wired."""
+"""The composition root: the one place where concrete classes are chosen and wired.
+
+``build_services(settings)`` connects to Neo4j and wires the application layer; ``build_http_app(services)`` builds
+the MCP server and hands it, with the operations and the worker pool, to the REST adapter. Only this module and the
+CLI may import the adapters (``lyra.api``, ``lyra.mcp``); tests/unit/test_layers.py enforces it.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -26,9 +33,12 @@ from lyra.services.tasks import TaskService
 from lyra.sources.domain_policy import ReloadingDomainPolicy
 
 if TYPE_CHECKING:
+    from fastapi import FastAPI
+    from mcp.server.mcpserver import MCPServer
+
     from lyra.ml.factory import Models
     from lyra.ml.vector_index import FragmentIndex
-    from lyra.pipeline.ingest import IngestService
+    from lyra.services.ingest import IngestService
 
 
 @dataclass
@@ -64,6 +74,7 @@ class Services:
             domains=self.domains,
             feedback=self.feedback,
             calibration=self.calibration,
+            ingest=lambda: self.ingest,
         )
 
     def worker_pool(self) -> WorkerPool:
@@ -81,6 +92,16 @@ class Services:
         self.jobs.on_queued(pool.wake)
         return pool
 
+    @contextmanager
+    def running_workers(self) -> Iterator[WorkerPool]:
+        """The worker pool, started for the duration of the block and stopped after it."""
+        pool = self.worker_pool()
+        pool.start()
+        try:
+            yield pool
+        finally:
+            pool.stop()
+
     @cached_property
     def models(self) -> Models:
         """The embedder, LLM and NLI judge; nothing heavy loads until first used."""
@@ -91,7 +112,7 @@ class Services:
     @cached_property
     def fragment_index(self) -> FragmentIndex:
         """The FAISS fragment index, reconciled with Neo4j when opened."""
-        from lyra.pipeline.fragment_index import open_fragment_index
+        from lyra.services.fragment_index import open_fragment_index
 
         embedder = self.models.embedder
         embedder.embed(["warm-up"])  # loads the model and fixes its dimension
@@ -111,7 +132,7 @@ class Services:
     def ingest(self) -> IngestService:
         from lyra.ml.cache import CachedJudge, NLICache
         from lyra.ml.ranking import CandidateRanker, CrossEncoderReranker
-        from lyra.pipeline.ingest import IngestService
+        from lyra.services.ingest import IngestService
 
         s = self.settings
         cache = NLICache(s.state_dir / "cache" / "nli.sqlite")
@@ -164,4 +185,24 @@ def build_services(settings: Settings, *, apply_schema: bool = True) -> Services
         domains=domains,
         feedback=FeedbackService(store, task_repo, domains),
         calibration=CalibrationService(store),
+    )
+
+
+def build_mcp_server(services: Services) -> MCPServer:
+    """The MCP server over the operations (stdio for `lyra mcp`; mounted at /mcp by build_http_app)."""
+    from lyra.mcp.server import create_mcp_server
+
+    return create_mcp_server(services.operations)
+
+
+def build_http_app(services: Services, *, workers: bool = True, mcp: bool = True) -> FastAPI:
+    """The HTTP app of `lyra serve`: REST under /api/v1, MCP streamable HTTP at /mcp (when ``mcp``), report pages;
+    ``workers`` runs the job worker pool while the app runs."""
+    from lyra.api.app import create_app
+
+    return create_app(
+        services.operations,
+        services.settings,
+        mcp_server=build_mcp_server(services) if mcp else None,
+        background=services.running_workers if workers else None,
     )

@@ -1,34 +1,32 @@
-"""The REST adapter: ``create_app(services)`` serves the operations under ``/api/v1``, MCP's streamable HTTP
-endpoint at ``/mcp``, and the evidence report pages at ``/tasks/{task_id}/report`` — all in one ASGI app.
+"""The REST adapter: ``create_app(ops, settings, mcp_server=...)`` serves the operations under ``/api/v1``, the
+given MCP server's streamable HTTP endpoint at ``/mcp``, and the evidence report pages at ``/tasks/{task_id}/report``
+— all in one ASGI app. The composition root (``lyra.bootstrap.build_http_app``) builds the MCP server and hands it
+in; this module imports no other adapter and nothing below :class:`~lyra.services.operations.Operations`.
 
-Thin by design: every route builds the operation's request model, calls the one service method and returns its
-response model. Errors: Lyra's error tree and request validation both become JSON bodies
-``{"error", "message", "field"?, "hint"?}`` with a 4xx status; an unexpected failure is a 500 without a traceback.
+Thin by design: every route builds the operation's request model, calls the one operation and returns its response
+model. Query and body parameters are generated from the request models (same types, limits, defaults and
+descriptions), so the two doors cannot drift. Errors: Lyra's error tree (``STATUS_FOR_ERROR``, one status per class)
+and request validation become JSON bodies ``{"error", "message", "field"?, "hint"?}``; an unexpected failure is a
+500 without a traceback.
 """
 
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Annotated, Any, Literal
+from contextlib import AbstractContextManager, AsyncExitStack, asynccontextmanager
+from typing import Annotated, Any
 
-from fastapi import Body, Depends, FastAPI, Path, Query, Request, status
+from fastapi import Body, FastAPI, Path, Query, Request, status
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
+from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from lyra.bootstrap import Services
-from lyra.core.errors import (
-    ConflictError,
-    GraphUnavailableError,
-    InvalidInputError,
-    LyraError,
-    NotFoundError,
-)
+from lyra.core import errors
+from lyra.core.errors import LyraError
 from lyra.core.ids import TASK_ID_PATTERN
 from lyra.core.settings import Settings
 from lyra.models import api, trust
@@ -37,57 +35,54 @@ from lyra.services.operations import Operations
 log = logging.getLogger(__name__)
 PREFIX = "/api/v1"
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]", "::1"]
+# Every class of the error tree, one status each (exact class; tests/integration/test_error_mapping.py checks that
+# no class is missing and raises each through REST and MCP).
 STATUS_FOR_ERROR: dict[type[LyraError], int] = {
-    InvalidInputError: status.HTTP_422_UNPROCESSABLE_CONTENT,
-    NotFoundError: status.HTTP_404_NOT_FOUND,
-    ConflictError: status.HTTP_409_CONFLICT,
-    GraphUnavailableError: status.HTTP_503_SERVICE_UNAVAILABLE,
+    LyraError: status.HTTP_500_INTERNAL_SERVER_ERROR,
+    errors.ConfigError: status.HTTP_500_INTERNAL_SERVER_ERROR,
+    errors.InvalidInputError: status.HTTP_422_UNPROCESSABLE_CONTENT,
+    errors.NotFoundError: status.HTTP_404_NOT_FOUND,
+    errors.ConflictError: status.HTTP_409_CONFLICT,
+    errors.BudgetExhausted: status.HTTP_409_CONFLICT,
+    errors.JobCancelled: status.HTTP_409_CONFLICT,
+    errors.UnavailableError: status.HTTP_503_SERVICE_UNAVAILABLE,
+    errors.GraphUnavailableError: status.HTTP_503_SERVICE_UNAVAILABLE,
+    errors.SourceUnavailable: status.HTTP_503_SERVICE_UNAVAILABLE,
+    errors.LLMError: status.HTTP_503_SERVICE_UNAVAILABLE,
+    errors.GraphQueryError: status.HTTP_500_INTERNAL_SERVER_ERROR,
+    errors.Neo4jServerError: status.HTTP_500_INTERNAL_SERVER_ERROR,
 }
 TaskIdPath = Annotated[str, Path(pattern=TASK_ID_PATTERN.pattern, description="a task id")]
+Background = Callable[[], AbstractContextManager[object]]
 
 
-def is_loopback(host: str) -> bool:
-    if host in ("localhost", ""):
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+def status_for(exc: LyraError) -> int:
+    """The HTTP status of an error: its own class's entry, else the nearest ancestor's."""
+    for cls in type(exc).__mro__:
+        if cls in STATUS_FOR_ERROR:
+            return STATUS_FOR_ERROR[cls]
+    return status.HTTP_500_INTERNAL_SERVER_ERROR
 
 
-# ----------------------------------------------------------------------------- bodies with the task id in the path
-class _Body(BaseModel):
-    model_config = api.Request.model_config
+# ----------------------------------------------------------------------------- parameters from the request models
+def parameters_of(model: type[BaseModel], *, without: tuple[str, ...] = (), name: str) -> type[BaseModel]:
+    """A query or body model holding ``model``'s own fields (types, limits, defaults, descriptions) minus those
+    the route takes from its path; unknown parameters are refused like unknown request fields."""
+    fields: dict[str, Any] = {
+        field: (info.annotation, info) for field, info in model.model_fields.items() if field not in without
+    }
+    generated: type[BaseModel] = create_model(name, __config__=ConfigDict(extra="forbid"), **fields)
+    return generated
 
 
-class QueueTargetsBody(_Body):
-    targets: list[api.Target] = Field(min_length=1, max_length=api.MAX_TARGETS)
-
-
-class StopTaskBody(_Body):
-    mode: Literal["graceful", "immediate"] = "graceful"
-    cleanup: Literal["none", "soft", "hard_orphans_only"] = "none"
-
-
-class ViewBody(_Body):
-    params: dict[str, Any] = Field(default_factory=dict)
-
-
-class FeedbackBody(_Body):
-    action: trust.FeedbackAction
-    args: dict[str, Any]
-
-
-class TaskSummary(api.Response):
-    id: str
-    hypothesis: str
-    status: str | None
-    created_at: str | None
-    claims: int
-
-
-class TaskList(api.Response):
-    tasks: list[TaskSummary]
+QueueTargetsBody = parameters_of(api.QueueTargetsRequest, without=("task_id",), name="QueueTargetsBody")
+StopTaskBody = parameters_of(api.StopTaskRequest, without=("task_id",), name="StopTaskBody")
+FeedbackBody = parameters_of(trust.FeedbackRequest, without=("task_id",), name="FeedbackBody")
+ViewBody = parameters_of(api.QueryViewRequest, without=("name",), name="ViewBody")
+StatusQuery = parameters_of(api.GetStatusRequest, without=("task_id",), name="StatusQuery")
+GraphQuery = parameters_of(api.GetEvidenceGraphRequest, without=("task_id",), name="GraphQuery")
+MaterialsQuery = parameters_of(api.MaterialsOptions, name="MaterialsQuery")
+NoQuery = parameters_of(api.Request, name="NoQuery")
 
 
 # ----------------------------------------------------------------------------- errors
@@ -108,7 +103,7 @@ def _field_from_loc(loc: tuple[Any, ...]) -> str:
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(LyraError)
     async def lyra_error(_request: Request, exc: LyraError) -> JSONResponse:
-        code = next((c for cls, c in STATUS_FOR_ERROR.items() if isinstance(exc, cls)), 500)
+        code = status_for(exc)
         if code >= 500:
             log.error("request failed: %s", exc.message)
         return _error(code, exc.to_dict())
@@ -196,93 +191,56 @@ def _model_response(model: BaseModel) -> Response:
     return Response(content=model.model_dump_json(), media_type="application/json")
 
 
-def _strict_query(*allowed: str) -> Callable[[Request], None]:
-    """Unknown query parameters are rejected, like unknown body fields."""
-
-    def check(request: Request) -> None:
-        unknown = sorted(set(request.query_params) - set(allowed))
-        if unknown:
-            raise InvalidInputError(unknown[0], "unknown query parameter", hint=f"accepted: {', '.join(allowed)}")
-
-    return check
-
-
-def _install_routes(app: FastAPI, ops: Operations, services: Services) -> None:
+def _install_routes(app: FastAPI, ops: Operations) -> None:
     @app.get("/healthz", tags=["service"], include_in_schema=False)
-    def healthz() -> dict[str, str]:
-        return {"status": "ok", "neo4j": services.store.ping()}
+    def healthz() -> api.Health:
+        return ops.health()
 
     @app.post(f"{PREFIX}/tasks", status_code=201, tags=["tasks"])
     def create_task(request: api.CreateTaskRequest) -> api.CreateTaskResponse:
         """Create a research task for a hypothesis (it becomes the first claim)."""
         return ops.create_task(request)
 
-    @app.get(f"{PREFIX}/tasks", tags=["tasks"], dependencies=[Depends(_strict_query())])
-    def list_tasks() -> TaskList:
+    @app.get(f"{PREFIX}/tasks", tags=["tasks"])
+    def list_tasks(_query: Annotated[NoQuery, Query()]) -> api.TaskList:  # type: ignore[valid-type]
         """All tasks, newest first."""
-        return TaskList(tasks=[TaskSummary.model_validate(t) for t in ops.tasks.list_tasks()])
+        return ops.list_tasks()
 
     @app.post(f"{PREFIX}/tasks/{{task_id}}/targets", status_code=202, tags=["tasks"])
-    def queue_targets(task_id: TaskIdPath, body: QueueTargetsBody) -> api.QueueTargetsResponse:
+    def queue_targets(task_id: TaskIdPath, body: QueueTargetsBody) -> api.QueueTargetsResponse:  # type: ignore[valid-type]
         """Queue targets (file | query | url | doi) as background jobs; duplicates are skipped."""
-        return ops.queue_targets(api.QueueTargetsRequest(task_id=task_id, targets=body.targets))
+        return ops.queue_targets(api.QueueTargetsRequest(task_id=task_id, **_fields(body)))
 
-    @app.get(
-        f"{PREFIX}/tasks/{{task_id}}/status", tags=["tasks"], dependencies=[Depends(_strict_query("wait", "detail"))]
-    )
-    def get_status(
-        task_id: TaskIdPath,
-        wait: Annotated[float, Query(ge=0, le=300, description="long-poll seconds")] = 0,
-        detail: Annotated[Literal["summary", "full"], Query()] = "summary",
-    ) -> api.TaskStatus:
+    @app.get(f"{PREFIX}/tasks/{{task_id}}/status", tags=["tasks"])
+    def get_status(task_id: TaskIdPath, query: Annotated[StatusQuery, Query()]) -> api.TaskStatus:  # type: ignore[valid-type]
         """Jobs, metrics, budget, milestones, blocked domains; long-polls up to `wait` seconds."""
-        return ops.get_status(api.GetStatusRequest(task_id=task_id, wait=wait, detail=detail))
+        return ops.get_status(api.GetStatusRequest(task_id=task_id, **_fields(query)))
 
     @app.post(f"{PREFIX}/tasks/{{task_id}}/stop", tags=["tasks"])
-    def stop_task(task_id: TaskIdPath, body: Annotated[StopTaskBody | None, Body()] = None) -> api.StopTaskResponse:
+    def stop_task(task_id: TaskIdPath, body: Annotated[StopTaskBody | None, Body()] = None) -> api.StopTaskResponse:  # type: ignore[valid-type]
         """Stop the task's jobs (graceful | immediate), optionally cleaning up (soft | hard_orphans_only)."""
-        b = body or StopTaskBody()
-        return ops.stop_task(api.StopTaskRequest(task_id=task_id, mode=b.mode, cleanup=b.cleanup))
+        return ops.stop_task(api.StopTaskRequest(task_id=task_id, **_fields(body)))
 
-    @app.get(
-        f"{PREFIX}/tasks/{{task_id}}/materials",
-        response_model=api.Materials,
-        tags=["evidence"],
-        dependencies=[Depends(_strict_query("evidence_limit", "include_neutral", "include_not_adopted"))],
-    )
-    def get_materials(
-        task_id: TaskIdPath,
-        evidence_limit: Annotated[int, Query(ge=0, le=1000)] = 10,
-        include_neutral: bool = True,
-        include_not_adopted: bool = True,
-    ) -> Response:
+    @app.get(f"{PREFIX}/tasks/{{task_id}}/materials", response_model=api.Materials, tags=["evidence"])
+    def get_materials(task_id: TaskIdPath, query: Annotated[MaterialsQuery, Query()]) -> Response:  # type: ignore[valid-type]
         """Claims with confidence, uncertainty, controversy and their evidence, computed now from the edges."""
-        options = api.MaterialsOptions(
-            evidence_limit=evidence_limit, include_neutral=include_neutral, include_not_adopted=include_not_adopted
-        )
+        options = api.MaterialsOptions(**_fields(query))
         return _model_response(ops.get_materials(api.GetMaterialsRequest(task_id=task_id, options=options)))
 
-    @app.get(
-        f"{PREFIX}/tasks/{{task_id}}/graph",
-        response_model=api.EvidenceGraph,
-        tags=["evidence"],
-        dependencies=[Depends(_strict_query("limit"))],
-    )
-    def get_evidence_graph(task_id: TaskIdPath, limit: Annotated[int, Query(ge=1, le=20_000)] = 2000) -> Response:
+    @app.get(f"{PREFIX}/tasks/{{task_id}}/graph", response_model=api.EvidenceGraph, tags=["evidence"])
+    def get_evidence_graph(task_id: TaskIdPath, query: Annotated[GraphQuery, Query()]) -> Response:  # type: ignore[valid-type]
         """The task's evidence subgraph, with a Cypher query and a Neo4j Browser link for it."""
-        return _model_response(ops.get_evidence_graph(api.GetEvidenceGraphRequest(task_id=task_id, limit=limit)))
+        return _model_response(ops.get_evidence_graph(api.GetEvidenceGraphRequest(task_id=task_id, **_fields(query))))
 
-    @app.get(f"{PREFIX}/views", tags=["explore"], dependencies=[Depends(_strict_query())])
-    def list_views() -> api.ViewList:
+    @app.get(f"{PREFIX}/views", tags=["explore"])
+    def list_views(_query: Annotated[NoQuery, Query()]) -> api.ViewList:  # type: ignore[valid-type]
         """The named read-only Cypher views."""
         return ops.list_views()
 
     @app.post(f"{PREFIX}/views/{{name}}", tags=["explore"])
-    def query_view(
-        name: Annotated[str, Path(pattern=r"^[a-z][a-z0-9_]{0,63}$")], body: Annotated[ViewBody | None, Body()] = None
-    ) -> api.QueryResult:
+    def query_view(name: str, body: Annotated[ViewBody | None, Body()] = None) -> api.QueryResult:  # type: ignore[valid-type]
         """Run a named view with its parameters."""
-        return ops.query_view(api.QueryViewRequest(name=name, params=(body or ViewBody()).params))
+        return ops.query_view(api.QueryViewRequest(name=name, **_fields(body)))
 
     @app.post(f"{PREFIX}/graph/query", tags=["explore"])
     def query_graph(request: api.QueryGraphRequest) -> api.QueryResult:
@@ -295,13 +253,13 @@ def _install_routes(app: FastAPI, ops: Operations, services: Services) -> None:
         return ops.vector_search(request)
 
     @app.post(f"{PREFIX}/tasks/{{task_id}}/feedback", tags=["trust"])
-    def feedback(task_id: TaskIdPath, body: FeedbackBody) -> trust.FeedbackResponse:
+    def feedback(task_id: TaskIdPath, body: FeedbackBody) -> trust.FeedbackResponse:  # type: ignore[valid-type]
         """A human correction: domain_block | domain_unblock | domain_clear_override | claim_reject |
         claim_restore | edge_correct, with its args."""
-        return ops.feedback(trust.FeedbackRequest(task_id=task_id, action=body.action, args=body.args))
+        return ops.feedback(trust.FeedbackRequest(task_id=task_id, **_fields(body)))
 
-    @app.get(f"{PREFIX}/domains/{{domain}}", tags=["trust"], dependencies=[Depends(_strict_query())])
-    def check_domain(domain: Annotated[str, Path(min_length=1, max_length=253)]) -> trust.DomainDecision:
+    @app.get(f"{PREFIX}/domains/{{domain}}", tags=["trust"])
+    def check_domain(domain: str, _query: Annotated[NoQuery, Query()]) -> trust.DomainDecision:  # type: ignore[valid-type]
         """May Lyra fetch / use this domain, and why (the decision every fetch path uses)."""
         return ops.check_domain(trust.CheckDomainRequest(domain=domain))
 
@@ -321,16 +279,22 @@ def _install_routes(app: FastAPI, ops: Operations, services: Services) -> None:
         return HTMLResponse(ops.report_html(task_id))
 
 
-def create_app(services: Services, *, workers: bool = True, mcp: bool = True) -> FastAPI:
-    """The HTTP app. ``workers`` runs the job worker pool while the app runs; ``mcp`` mounts MCP at ``/mcp``."""
-    settings = services.settings
-    ops = services.operations
-    mcp_server = None
-    mcp_routes: list[Any] = []
-    if mcp:
-        from lyra.mcp.server import create_mcp_server
+def _fields(params: BaseModel | None) -> dict[str, Any]:
+    """The fields a generated parameter model holds, as given or defaulted (not re-serialised)."""
+    return {} if params is None else dict(params)
 
-        mcp_server = create_mcp_server(ops)
+
+def create_app(
+    ops: Operations,
+    settings: Settings,
+    *,
+    mcp_server: MCPServer | None = None,
+    background: Background | None = None,
+) -> FastAPI:
+    """The HTTP app over ``ops``. ``mcp_server`` is served at ``/mcp`` (streamable HTTP); ``background`` is entered
+    for the app's lifetime (the composition root passes the job worker pool)."""
+    mcp_routes: list[Any] = []
+    if mcp_server is not None:
         security = TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
             allowed_hosts=[f"{h}:*" for h in _allowed_hosts(settings)] + _allowed_hosts(settings),
@@ -343,13 +307,11 @@ def create_app(services: Services, *, workers: bool = True, mcp: bool = True) ->
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        pool = services.worker_pool() if workers else None
         async with AsyncExitStack() as stack:
             if mcp_server is not None:
                 await stack.enter_async_context(mcp_server.session_manager.run())
-            if pool is not None:
-                pool.start()
-                stack.callback(pool.stop)
+            if background is not None:
+                stack.enter_context(background())
             yield
 
     app = FastAPI(
@@ -360,9 +322,9 @@ def create_app(services: Services, *, workers: bool = True, mcp: bool = True) ->
     )
     _install_error_handlers(app)
     _install_guards(app, settings)
-    _install_routes(app, ops, services)
+    _install_routes(app, ops)
     app.router.routes.extend(mcp_routes)
     return app
 
 
-__all__ = ["create_app", "is_loopback"]
+__all__ = ["STATUS_FOR_ERROR", "create_app", "status_for"]

@@ -1,17 +1,24 @@
 """One exception root for everything Lyra raises on purpose.
 
-Tree::
+Tree (``code`` in brackets; tests/unit/test_errors.py checks that this tree and the classes agree)::
 
-    LyraError
-    ├── ConfigError            settings or environment are unusable
-    ├── InvalidInputError      a request field is wrong (carries ``field``)
-    ├── NotFoundError          a named object (task, claim, edge...) does not exist
-    ├── ConflictError          the request clashes with what is stored
-    ├── GraphUnavailableError  Neo4j cannot be reached or refused the credentials
-    ├── GraphQueryError        Neo4j rejected or failed a query
-    └── Neo4jServerError       the managed local server could not be installed/started/stopped
+    LyraError [lyra_error]
+    ├── ConfigError [config_error]                      settings, configuration files or environment are unusable
+    ├── InvalidInputError [invalid_input]               a request field is wrong (carries ``field``)
+    ├── NotFoundError [not_found]                       a named object (task, claim, edge, view...) does not exist
+    ├── ConflictError [conflict]                        the request clashes with what is stored
+    │   ├── BudgetExhausted [budget_exhausted]          the task used its page or time budget
+    │   └── JobCancelled [job_cancelled]                a running job saw a stop request
+    ├── UnavailableError [unavailable]                  something Lyra depends on cannot serve now
+    │   ├── GraphUnavailableError [graph_unavailable]   Neo4j cannot be reached or refused the credentials
+    │   ├── SourceUnavailable [source_not_available]    an outside source (web, academic API) cannot be used
+    │   └── LLMError [llm_error]                        the language model failed or answered unusably
+    ├── GraphQueryError [graph_query_error]             Neo4j rejected or failed one of Lyra's own queries
+    └── Neo4jServerError [neo4j_server_error]           the managed local server could not be installed/started/stopped
 
-Front doors (CLI, later MCP and REST) map this tree once to their own error shapes.
+Each front door maps this tree once: the CLI prints ``error (code): message`` and exits 2, MCP returns a tool error
+whose text is :meth:`LyraError.to_dict` as JSON, REST answers that body with the status of ``lyra/api/app.py``'s
+``STATUS_FOR_ERROR`` (a test raises every class through MCP and REST).
 """
 
 from __future__ import annotations
@@ -64,8 +71,30 @@ class ConflictError(LyraError):
     code = "conflict"
 
 
-class GraphUnavailableError(LyraError):
+class BudgetExhausted(ConflictError):
+    code = "budget_exhausted"
+
+
+class JobCancelled(ConflictError):
+    """A running job saw a stop request (``stop_task(mode=immediate)``)."""
+
+    code = "job_cancelled"
+
+
+class UnavailableError(LyraError):
+    code = "unavailable"
+
+
+class GraphUnavailableError(UnavailableError):
     code = "graph_unavailable"
+
+
+class SourceUnavailable(UnavailableError):
+    code = "source_not_available"
+
+
+class LLMError(UnavailableError):
+    code = "llm_error"
 
 
 class GraphQueryError(LyraError):

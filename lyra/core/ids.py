@@ -41,3 +41,15 @@ def text_hash(text: str) -> str:
     """sha256 of the whitespace-normalised text: the global identity of a fragment."""
     normalised = " ".join(text.split())
     return hashlib.sha256(normalised.encode("utf-8")).hexdigest()
+
+
+def task_id_for(hypothesis: str) -> str:
+    """The task id every door derives from a question or hypothesis when none is given: its first words plus a
+    short hash of the whole text (``vitamin_d_lowers_the_risk_of_3fa2c1``). The same text always gives the same
+    id, whichever door (MCP, REST, CLI) it came through."""
+    words = re.findall(r"[a-z0-9]+", hypothesis.lower())
+    stem = "_".join(words)[:40].strip("_") or "task"
+    if not stem[0].isalpha():
+        stem = f"t_{stem}"
+    digest = hashlib.sha256(hypothesis.encode("utf-8")).hexdigest()[:6]
+    return validate_task_id(f"{stem}_{digest}")

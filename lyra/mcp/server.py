@@ -92,6 +92,10 @@ def _make_tool(spec: ToolSpec) -> Tool:
             return spec.call(parse_one(spec.request, arguments))
         except LyraError as exc:
             raise ToolError(_error_text(exc)) from None
+        except Exception as exc:  # a bug: logged with its traceback here, never shown to the client
+            log.exception("tool %s failed", spec.name)
+            body = {"error": "internal_error", "message": f"unexpected {type(exc).__name__}; see the server log"}
+            raise ToolError(json.dumps(body)) from None
 
     parameters = [
         inspect.Parameter(

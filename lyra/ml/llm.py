@@ -15,14 +15,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from lyra.core.errors import ConfigError, LyraError
+from lyra.core.errors import ConfigError, LLMError
 from lyra.ml.protocols import TokenChoice
 
 log = logging.getLogger(__name__)
-
-
-class LLMError(LyraError):
-    code = "llm_error"
 
 
 def chatml(messages: Sequence[dict[str, str]]) -> str:

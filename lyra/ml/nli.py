@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import secrets
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -35,8 +34,12 @@ from lyra.core.errors import ConfigError
 from lyra.core.text import split_sentences
 from lyra.ml.protocols import LABELS, LLM, Embedder, NLIResult
 from lyra.ml.stance_features import StanceCombiner, features
+from lyra.sources.injection import Fence
 
 log = logging.getLogger(__name__)
+
+
+PROMPT_FILES = ("stance_question.j2", "stance_three_way.j2", "stance_examples.yaml")
 
 
 def prompt_environment(prompts_dir: Path) -> Environment:
@@ -105,6 +108,9 @@ class LLMStanceJudge:
         self.embedder = embedder
         self.config = config or StanceJudgeConfig()
         fingerprint = self.config.fingerprint()
+        # the prompts are part of the judge: an edited template must not reuse cached verdicts
+        prompts = b"".join((prompts_dir / f).read_bytes() for f in PROMPT_FILES)
+        fingerprint += "-" + hashlib.sha256(prompts).hexdigest()[:8]
         if self.config.mode == "hybrid" and self.config.combiner and Path(self.config.combiner).exists():
             # refitted weights are a different judge: cached verdicts of the old one must not be reused
             weights = Path(self.config.combiner).read_bytes()
@@ -115,8 +121,6 @@ class LLMStanceJudge:
         self._three_way = env.get_template("stance_three_way.j2")
         raw = yaml.safe_load((prompts_dir / "stance_examples.yaml").read_text(encoding="utf-8"))
         self._examples: list[dict[str, str]] = raw[: self.config.examples]
-        token = secrets.token_hex(4)  # per-session random delimiters around untrusted text
-        self._open, self._close = f"<<passage-{token}>>", f"<</passage-{token}>>"
         self._calibration = _Calibration()
         self._combiner: StanceCombiner | None = None
         if self.config.mode == "hybrid":
@@ -128,28 +132,28 @@ class LLMStanceJudge:
             self._combiner = StanceCombiner.load(Path(self.config.combiner))
 
     # ----------------------------------------------------------------- prompts
-    def _messages(self, template: str, passage: str, claim: str, question: str = "") -> list[dict[str, str]]:
-        clean = passage.replace(self._open, "").replace(self._close, "")
+    def _messages(
+        self, template: str, passage: str, claim: str, fence: Fence, question: str = ""
+    ) -> list[dict[str, str]]:
+        """The prompt for one pair; the passage (untrusted) goes inside ``fence``, fresh for each pair."""
         if template == "three_way":
             examples = [{**ex, "answer": ex["three_way"]} for ex in self._examples]
-            text = self._three_way.render(
-                examples=examples, passage=clean, claim=claim, open_tag=self._open, close_tag=self._close
-            )
+            text = self._three_way.render(examples=examples, passage=passage, claim=claim, fence=fence)
         else:
-            examples = self._examples
             text = self._question.render(
-                question=question,
-                examples=examples,
-                passage=clean,
-                claim=claim,
-                open_tag=self._open,
-                close_tag=self._close,
+                question=question, examples=self._examples, passage=passage, claim=claim, fence=fence
             )
         return [{"role": "user", "content": text}]
 
-    def _yes(self, passage: str, claim: str, question: str) -> float:
+    def _yes_no(self, passage: str, claim: str) -> tuple[float, float]:
+        """P(yes) to "is the claim TRUE by this passage?" and to "... FALSE?". Both questions of a pair share one
+        fence, so the second reuses the first one's prompt cache."""
+        fence = Fence.new()
+        return self._yes(passage, claim, "support", fence), self._yes(passage, claim, "contradict", fence)
+
+    def _yes(self, passage: str, claim: str, question: str, fence: Fence) -> float:
         # The few-shot pattern is continued as plain text (no chat turn), so the next token is the answer.
-        prompt = self._messages("question", passage, claim, question)[0]["content"]
+        prompt = self._messages("question", passage, claim, fence, question)[0]["content"]
         return self.llm.choose_raw(prompt, ["yes", "no"]).probs["yes"]
 
     def _ensure_calibration(self) -> None:
@@ -158,8 +162,9 @@ class LLMStanceJudge:
             if cal.done or not self.config.calibrate:
                 return
             content_free = [("N/A", "N/A"), ("", ""), ("[PASSAGE]", "[CLAIM]")]
-            cal.support_yes = float(np.mean([self._yes(p, c, "support") for p, c in content_free]))
-            cal.contradict_yes = float(np.mean([self._yes(p, c, "contradict") for p, c in content_free]))
+            answers = [self._yes_no(p, c) for p, c in content_free]
+            cal.support_yes = float(np.mean([s for s, _ in answers]))
+            cal.contradict_yes = float(np.mean([c for _, c in answers]))
             cal.done = True
             log.info(
                 "stance judge calibration: prior P(yes) support=%.3f contradict=%.3f",
@@ -203,13 +208,12 @@ class LLMStanceJudge:
         if gate is not None and relevance < gate:
             return self._gated(relevance)
         if self.config.mode == "three_way":
-            choice = self.llm.choose(self._messages("three_way", passage, hypothesis), list(LABELS))
+            choice = self.llm.choose(self._messages("three_way", passage, hypothesis, Fence.new()), list(LABELS))
             probs = dict(choice.probs)
             label = max(probs, key=lambda k: probs[k])
             return NLIResult(label, probs, "llm_three_way")  # type: ignore[arg-type]
         self._ensure_calibration()
-        support = self._yes(passage, hypothesis, "support")
-        contradict = self._yes(passage, hypothesis, "contradict")
+        support, contradict = self._yes_no(passage, hypothesis)
         if self.config.calibrate:
             support = _calibrated(support, self._calibration.support_yes)
             contradict = _calibrated(contradict, self._calibration.contradict_yes)
@@ -225,8 +229,7 @@ class LLMStanceJudge:
         gate = self.config.relevance_gate
         if gate is not None and relevance < gate:
             return np.zeros(0), relevance
-        support = self._yes(premise, hypothesis, "support")
-        contradict = self._yes(premise, hypothesis, "contradict")
+        support, contradict = self._yes_no(premise, hypothesis)
         return features(support, contradict, sims, sentences, hypothesis), relevance
 
     def _judge_hybrid(self, premise: str, hypothesis: str) -> NLIResult:

@@ -35,6 +35,9 @@ class TaskConfig(Request):
     )
     max_pages: int | None = Field(default=None, ge=1, le=100_000, description="budget: documents the jobs may ingest")
     max_seconds: float | None = Field(default=None, gt=0, le=86_400, description="budget: seconds of job time")
+    hypothesis_as_claim: bool = Field(
+        default=True, description="false: the hypothesis only names the task; only config.claims are judged"
+    )
 
 
 class CreateTaskRequest(Request):
@@ -48,6 +51,23 @@ class CreateTaskResponse(Response):
     claim_ids: list[str]
     status: str
     next_step: str = Field(description="what to call next")
+
+
+class TaskSummary(Response):
+    id: str
+    hypothesis: str
+    status: str | None
+    created_at: str | None
+    claims: int
+
+
+class TaskList(Response):
+    tasks: list[TaskSummary]
+
+
+class Health(Response):
+    status: Literal["ok"] = "ok"
+    neo4j: str = Field(description="the Neo4j server's version string")
 
 
 # ----------------------------------------------------------------------------- targets and jobs
@@ -128,6 +148,22 @@ class Budget(Response):
     seconds_used: float
     seconds_remaining: float | None
     exhausted: bool
+
+    @classmethod
+    def of(cls, max_pages: int | None, pages_used: int, max_seconds: float | None, seconds_used: float) -> Budget:
+        """The one budget computation (get_status shows it, research jobs obey it): what is left of a task's
+        page and time budgets; ``None`` means unlimited; exhausted when either reaches zero."""
+        pages_left = None if max_pages is None else max(0, max_pages - pages_used)
+        seconds_left = None if max_seconds is None else max(0.0, max_seconds - seconds_used)
+        return cls(
+            max_pages=max_pages,
+            pages_used=pages_used,
+            pages_remaining=pages_left,
+            max_seconds=max_seconds,
+            seconds_used=round(seconds_used, 3),
+            seconds_remaining=None if seconds_left is None else round(seconds_left, 3),
+            exhausted=pages_left == 0 or seconds_left == 0.0,
+        )
 
 
 class Milestones(Response):

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from lyra.core.errors import InvalidInputError, LyraError
+from lyra.core.errors import InvalidInputError, JobCancelled, LyraError
 from lyra.core.ids import new_id, validate_task_id
 from lyra.graph.store import GraphStore
 from lyra.graph.tasks import TaskRepository
@@ -29,20 +29,6 @@ from lyra.models.api import QueuedTarget, QueueTargetsRequest, QueueTargetsRespo
 
 log = logging.getLogger(__name__)
 DOI_PREFIXES = ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "doi:")
-
-
-class JobCancelled(LyraError):
-    """A running job saw a stop request (``stop_task(mode=immediate)``)."""
-
-    code = "job_cancelled"
-
-
-class BudgetExhausted(LyraError):
-    code = "budget_exhausted"
-
-
-class SourceUnavailable(LyraError):
-    code = "source_not_available"
 
 
 @dataclass(frozen=True)

@@ -6,13 +6,12 @@ translate transport shapes and errors, so an MCP tool and its REST route cannot 
 
 from __future__ import annotations
 
-import hashlib
-import re
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from pathlib import Path
 from urllib.parse import quote
 
 from lyra.core.errors import ConflictError
-from lyra.core.ids import TASK_ID_PATTERN
+from lyra.core.ids import task_id_for
 from lyra.graph.connection import ConnectionInfo
 from lyra.graph.store import GraphStore, to_plain
 from lyra.graph.tasks import TaskRepository
@@ -25,6 +24,7 @@ from lyra.models.api import (
     GetStatusRequest,
     GraphEdge,
     GraphNode,
+    Health,
     Materials,
     MaterialsOptions,
     QueryGraphRequest,
@@ -35,10 +35,13 @@ from lyra.models.api import (
     SearchResults,
     StopTaskRequest,
     StopTaskResponse,
+    TaskList,
     TaskStatus,
+    TaskSummary,
     VectorSearchRequest,
     ViewList,
 )
+from lyra.models.ingest import IngestReport, IngestRequest, ResearchRequest
 from lyra.models.trust import (
     CalibrationMetricsRequest,
     CalibrationResponse,
@@ -51,26 +54,14 @@ from lyra.models.trust import (
 from lyra.services.calibration import CalibrationService
 from lyra.services.cleanup import CleanupService
 from lyra.services.domains import DomainGate
+from lyra.services.explore import ExploreService
 from lyra.services.feedback import FeedbackService
+from lyra.services.graph_import import ImportReport, load_graph_file
+from lyra.services.ingest import IngestService, Progress
 from lyra.services.jobs import JobService
 from lyra.services.materials import MaterialsService
 from lyra.services.status import StatusService
 from lyra.services.tasks import TaskService
-
-if TYPE_CHECKING:
-    from lyra.services.explore import ExploreService
-
-
-def task_id_for(hypothesis: str) -> str:
-    """A readable, unique-enough id: the first words of the hypothesis plus a short hash (``vitamin_d_..._3fa2c1``)."""
-    words = re.findall(r"[a-z0-9]+", hypothesis.lower())
-    stem = "_".join(words)[:40].strip("_") or "task"
-    if not stem[0].isalpha():
-        stem = f"t_{stem}"
-    digest = hashlib.sha256(hypothesis.encode()).hexdigest()[:6]
-    out = f"{stem}_{digest}"
-    assert TASK_ID_PATTERN.fullmatch(out), out
-    return out
 
 
 class Operations:
@@ -88,6 +79,7 @@ class Operations:
         domains: DomainGate,
         feedback: FeedbackService,
         calibration: CalibrationService,
+        ingest: Callable[[], IngestService],
     ) -> None:
         self.store = store
         self.task_repo = task_repo
@@ -101,6 +93,12 @@ class Operations:
         self.domains = domains
         self._feedback = feedback
         self.calibration = calibration
+        self._ingest = ingest  # built on first use: it loads the models
+
+    # ------------------------------------------------------------------ service
+    def health(self) -> Health:
+        """Lyra answers and Neo4j is reachable (the server's version)."""
+        return Health(neo4j=self.store.ping())
 
     # ------------------------------------------------------------------ tasks
     def create_task(self, request: CreateTaskRequest) -> CreateTaskResponse:
@@ -111,9 +109,9 @@ class Operations:
                 f"a task with this hypothesis already exists: {task_id!r}",
                 hint="call get_status on it, or give config.task_id to start a separate task",
             )
-        created = self.tasks.create_task(task_id, request.hypothesis)
+        created = self.tasks.create_task(task_id, request.hypothesis, hypothesis_as_claim=config.hypothesis_as_claim)
         claim_ids = list(created.get("claim_ids", []))
-        extra = [c for c in config.claims if c != request.hypothesis]
+        extra = [c for c in config.claims if c != request.hypothesis or not config.hypothesis_as_claim]
         if extra:
             claim_ids += self.tasks.add_claims(task_id, extra)
         if config.max_pages is not None or config.max_seconds is not None:
@@ -128,6 +126,13 @@ class Operations:
             status=created["status"],
             next_step="queue_targets(task_id, targets) to gather evidence, then get_status(task_id, wait=...)",
         )
+
+    def list_tasks(self) -> TaskList:
+        """All tasks, newest first, with their claim counts."""
+        return TaskList(tasks=[TaskSummary.model_validate(t) for t in self.tasks.list_tasks()])
+
+    def task_exists(self, task_id: str) -> bool:
+        return self.task_repo.exists(task_id)
 
     def queue_targets(self, request: QueueTargetsRequest) -> QueueTargetsResponse:
         return self.jobs.queue(request)
@@ -149,6 +154,37 @@ class Operations:
             cleanup_result=result,
             resumable=request.cleanup == "none",
         )
+
+    # ---------------------------------------------------------- synchronous ingest (CLI)
+    def ingest(self, request: IngestRequest, progress: Progress | None = None) -> IngestReport:
+        """Read local files or folders into a task now (not as a job) and judge its claims; the task is created
+        when missing. ``progress(counter, n)`` reports documents / fragments / pairs / edges as they happen."""
+        return self._ingest().ingest(
+            request.paths,
+            request.task_id,
+            request.claims,
+            hypothesis=request.hypothesis,
+            extract_claims=request.extract_claims,
+            progress=progress,
+        )
+
+    def research(self, request: ResearchRequest, progress: Progress | None = None) -> IngestReport:
+        """A question researched over a local corpus: the task (id derived from the question, as create_task
+        derives it) is created with the question as hypothesis and first claim, or continued when it exists."""
+        task_id = request.task_id or task_id_for(request.question)
+        return self.ingest(
+            IngestRequest(
+                task_id=task_id,
+                paths=request.corpus,
+                hypothesis=request.question,
+                extract_claims=request.extract_claims,
+            ),
+            progress,
+        )
+
+    def load_graph(self, path: Path) -> ImportReport:
+        """Load an evidence graph described in JSON (format: lyra/services/graph_import.py)."""
+        return load_graph_file(path, self.tasks, self.tasks.evidence)
 
     # -------------------------------------------------------------- evidence
     def get_materials(self, request: GetMaterialsRequest) -> Materials:

@@ -4,20 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from lyra.core.errors import BudgetExhausted, SourceUnavailable
 from lyra.graph.store import GraphStore
-from lyra.services.jobs import (
-    BudgetExhausted,
-    ClaimedJob,
-    JobContext,
-    JobOutcome,
-    SourceUnavailable,
-    resolve_file_target,
-)
-
-if TYPE_CHECKING:
-    from lyra.pipeline.ingest import IngestReport, IngestService
+from lyra.models.api import Budget
+from lyra.models.ingest import IngestReport
+from lyra.services.ingest import IngestService
+from lyra.services.jobs import ClaimedJob, JobContext, JobOutcome, resolve_file_target
 
 MAX_SKIPPED_IN_RESULT = 20
 
@@ -52,13 +45,13 @@ class ResearchExecutor:
         self.allowed_roots = list(allowed_roots)
 
     def __call__(self, job: ClaimedJob, ctx: JobContext) -> JobOutcome:
-        budget = self.store.run("jobs/task_budget", {"task_id": job.task_id})[0]
-        pages_left = None if budget["max_pages"] is None else budget["max_pages"] - budget["pages_used"]
-        seconds_left = None if budget["max_seconds"] is None else budget["max_seconds"] - budget["seconds_used"]
-        if pages_left is not None and pages_left <= 0:
-            raise BudgetExhausted(f"task {job.task_id!r} used its page budget ({budget['max_pages']} pages)")
-        if seconds_left is not None and seconds_left <= 0:
-            raise BudgetExhausted(f"task {job.task_id!r} used its time budget ({budget['max_seconds']} s)")
+        row = self.store.run("jobs/task_budget", {"task_id": job.task_id})[0]
+        budget = Budget.of(row["max_pages"], row["pages_used"], row["max_seconds"], row["seconds_used"])
+        pages_left, seconds_left = budget.pages_remaining, budget.seconds_remaining
+        if pages_left == 0:
+            raise BudgetExhausted(f"task {job.task_id!r} used its page budget ({budget.max_pages} pages)")
+        if seconds_left == 0:
+            raise BudgetExhausted(f"task {job.task_id!r} used its time budget ({budget.max_seconds} s)")
         if job.kind != "file":
             raise SourceUnavailable(
                 f"source not available: {job.kind!r} targets need the web and academic sources, which this "
@@ -71,7 +64,7 @@ class ResearchExecutor:
             ctx.check()
             if seconds_left is not None and ctx.elapsed > seconds_left:
                 raise BudgetExhausted(
-                    f"task {job.task_id!r} ran out of its time budget ({budget['max_seconds']} s) during this job; "
+                    f"task {job.task_id!r} ran out of its time budget ({budget.max_seconds} s) during this job; "
                     "queue the target again after raising the budget to finish it"
                 )
 

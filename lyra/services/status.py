@@ -82,10 +82,8 @@ class StatusService:
             cancelled=row["cancelled"],
         )
         edges = {"supports": row["supports"], "refutes": row["refutes"], "neutral": row["neutral"]}
-        max_pages, max_seconds = row["max_pages"], row["max_seconds"]
-        pages_left = None if max_pages is None else max(0, max_pages - row["pages_used"])
-        seconds_left = None if max_seconds is None else max(0.0, max_seconds - row["seconds_used"])
-        exhausted = pages_left == 0 or seconds_left == 0.0
+        budget = Budget.of(row["max_pages"], row["pages_used"], row["max_seconds"], row["seconds_used"])
+        exhausted = budget.exhausted
         active = counts.queued + counts.running
         total_jobs = active + counts.done + counts.failed + counts.cancelled
         has_evidence = sum(edges.values()) > 0
@@ -98,15 +96,7 @@ class StatusService:
             stop_requested=row["stop_requested"],
             jobs=counts,
             metrics=Metrics(pages=row["pages"], fragments=row["fragments"], claims=row["claims"], edges=edges),
-            budget=Budget(
-                max_pages=max_pages,
-                pages_used=row["pages_used"],
-                pages_remaining=pages_left,
-                max_seconds=max_seconds,
-                seconds_used=round(row["seconds_used"], 3),
-                seconds_remaining=None if seconds_left is None else round(seconds_left, 3),
-                exhausted=exhausted,
-            ),
+            budget=budget,
             milestones=Milestones(
                 targets_queued=total_jobs > 0,
                 first_evidence=has_evidence,

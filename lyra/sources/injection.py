@@ -77,9 +77,12 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from lyra.core.errors import InvalidInputError
+
 __all__ = [
     "DEFAULT_DELIMITER_PREFIX",
     "KINDS",
+    "Fence",
     "InjectionFinding",
     "detect_injection",
     "is_dangerous",
@@ -673,6 +676,38 @@ def wrap_untrusted(text: str, delimiter: str) -> str:
         if any(pattern.search(copy) for copy in copies):
             raise ValueError(f"untrusted text contains the delimiter prefix {prefix!r}; refusing to wrap it")
     return f"<<{delimiter}>>\n{text}\n<</{delimiter}>>"
+
+
+@dataclass(frozen=True)
+class Fence:
+    """The one wrapper for untrusted text in every prompt: fresh random delimiters per call.
+
+    A prompt takes ``fence = Fence.new()`` once, states in its instructions that text between
+    ``fence.open`` and ``fence.close`` is data, and wraps every untrusted piece with ``fence.wrap(text)``.
+    A new fence per prompt means a delimiter seen in one answer (or leaked through a log) is useless for the next.
+    """
+
+    delimiter: str
+
+    @classmethod
+    def new(cls, prefix: str = DEFAULT_DELIMITER_PREFIX) -> Fence:
+        return cls(new_session_delimiter(prefix))
+
+    @property
+    def open(self) -> str:
+        return f"<<{self.delimiter}>>"
+
+    @property
+    def close(self) -> str:
+        return f"<</{self.delimiter}>>"
+
+    def wrap(self, text: str, field: str = "text") -> str:
+        """``text`` between the fence's delimiters; InvalidInputError (for ``field``) when the text carries the
+        delimiter prefix, also disguised (it would be trying to close the fence early)."""
+        try:
+            return wrap_untrusted(text, self.delimiter)
+        except ValueError as exc:
+            raise InvalidInputError(field, str(exc)) from None
 
 
 # ----------------------------------------------------------------------------------------------------- API

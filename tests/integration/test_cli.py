@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -128,3 +129,32 @@ def test_report_writes_a_static_page_and_serve_refuses_a_public_address_without_
     assert "Vitamin D supplementation reduces" in html and 'class="confidence-bar' in html
     refused = run_lyra("serve", "--host", "0.0.0.0", env={**neo4j_env(settings), "LYRA_API_TOKEN": ""})
     assert refused.returncode == 2 and "LYRA_API_TOKEN" in refused.stderr
+
+
+def test_cli_mcp_and_rest_print_the_same_materials_for_the_same_task(graph: Services, settings: Settings) -> None:
+    import anyio
+    import httpx
+    from mcp import Client
+
+    from lyra.bootstrap import build_http_app
+    from lyra.mcp.server import create_mcp_server
+
+    assert lyra(settings, "graph", "load", "config/examples/example_graph.json").returncode == 0
+    cli = lyra(settings, "materials", "example_vitamin_d", "--json")
+    assert cli.returncode == 0, cli.stderr
+    app = build_http_app(graph, workers=False, mcp=False)
+
+    async def other_doors() -> tuple[dict[str, Any], dict[str, Any]]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            rest = (await client.get("/api/v1/tasks/example_vitamin_d/materials")).json()
+        async with Client(create_mcp_server(graph.operations)) as client:
+            result = await client.call_tool("get_materials", {"task_id": "example_vitamin_d"})
+        assert result.structured_content is not None
+        return rest, result.structured_content
+
+    rest, mcp = anyio.run(other_doors)
+    by_door = [json.loads(cli.stdout), rest, mcp]
+    for door in by_door:
+        door.pop("computed_at")
+    assert by_door[0]["claims"] and by_door[0] == by_door[1] == by_door[2]

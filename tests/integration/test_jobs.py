@@ -234,7 +234,7 @@ def test_a_task_over_its_page_budget_fails_new_jobs_with_budget_exhausted(
     )
     executor = ResearchExecutor(graph.store, lambda: pytest.fail("over budget: nothing may run"), [folder])
     claimed = ClaimedJob(id="j", task_id=TASK, kind="file", value=str(folder / "b.md"), options={}, attempts=1)
-    from lyra.services.jobs import BudgetExhausted
+    from lyra.core.errors import BudgetExhausted
 
     with pytest.raises(BudgetExhausted, match="page budget"):
         executor(claimed, JobContext(claimed))

@@ -14,7 +14,7 @@ import pytest
 
 from lyra.bootstrap import Services, build_services
 from lyra.core.settings import Settings
-from lyra.pipeline.fragment_index import open_fragment_index
+from lyra.services.fragment_index import open_fragment_index
 
 from .helpers import neo4j_env, run_lyra
 

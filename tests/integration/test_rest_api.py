@@ -20,8 +20,7 @@ from mcp import Client
 from pydantic import SecretStr
 from schemathesis import GenerationMode
 
-from lyra.api.app import create_app
-from lyra.bootstrap import Services
+from lyra.bootstrap import Services, build_http_app
 from lyra.core.settings import Settings
 from lyra.mcp.server import create_mcp_server
 from lyra.services.graph_import import load_graph_file
@@ -40,7 +39,7 @@ def example(graph: Services) -> Services:
 
 @pytest.fixture
 def app(example: Services) -> FastAPI:
-    return create_app(example, workers=False, mcp=False)
+    return build_http_app(example, workers=False, mcp=False)
 
 
 def request(app: FastAPI, method: str, path: str, **kwargs: Any) -> httpx.Response:
@@ -189,7 +188,7 @@ def guarded(example: Services, settings: Settings) -> Iterator[FastAPI]:
         update={"api_token": SecretStr("s3cret-token-0123456789"), "api_allowed_origins": ["https://notebook.example"]}
     )
     try:
-        yield create_app(example, workers=False, mcp=False)
+        yield build_http_app(example, workers=False, mcp=False)
     finally:
         example.settings = original
 
@@ -210,7 +209,7 @@ def test_token_host_and_origin_guards(guarded: FastAPI) -> None:
 # ----------------------------------------------------------------------------- generated input
 @pytest.fixture
 def fuzz_app(example: Services) -> FastAPI:
-    return create_app(example, workers=False, mcp=False)
+    return build_http_app(example, workers=False, mcp=False)
 
 
 def test_generated_requests_never_cause_a_server_error(fuzz_app: FastAPI) -> None:

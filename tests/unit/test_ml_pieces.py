@@ -16,7 +16,7 @@ from lyra.ml.nli import _calibrated, combine_yes_no
 from lyra.ml.protocols import NLIResult
 from lyra.ml.ranking import CandidateRanker, tokenize
 from lyra.ml.vector_index import FragmentIndex
-from lyra.pipeline.chunking import chunk_text
+from lyra.sources.chunking import chunk_text
 from lyra.sources.domain_policy import DomainPolicy
 from lyra.sources.local_files import SkippedDocument, SourceDocument, iter_documents
 

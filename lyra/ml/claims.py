@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import secrets
 from pathlib import Path
 
 from lyra.ml.nli import prompt_environment
 from lyra.ml.protocols import LLM
+from lyra.sources.injection import Fence
 
 CLAIMS_SCHEMA = {
     "type": "object",
@@ -26,14 +26,10 @@ class ClaimExtractor:
         self.llm = llm
         self.max_claims = max_claims
         self._template = prompt_environment(prompts_dir).get_template("claim_extraction.j2")
-        token = secrets.token_hex(4)
-        self._open, self._close = f"<<passage-{token}>>", f"<</passage-{token}>>"
 
     def extract(self, passage: str, topic: str) -> list[str]:
-        clean = passage.replace(self._open, "").replace(self._close, "")
-        prompt = self._template.render(
-            passage=clean, topic=topic, max_claims=self.max_claims, open_tag=self._open, close_tag=self._close
-        )
+        """Claims in ``passage`` (untrusted: fenced with fresh random delimiters) relevant to ``topic``."""
+        prompt = self._template.render(passage=passage, topic=topic, max_claims=self.max_claims, fence=Fence.new())
         data = self.llm.generate_json([{"role": "user", "content": prompt}], CLAIMS_SCHEMA, max_tokens=300)
         claims = data.get("claims", []) if isinstance(data, dict) else []
         out: list[str] = []

@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 import numpy as np
-from pydantic import BaseModel, Field
 
-from lyra.core.errors import LyraError
+from lyra.core.errors import ConfigError, InvalidInputError, LyraError
 from lyra.core.ids import new_id, text_hash, validate_task_id
 from lyra.core.settings import Settings
 from lyra.graph.evidence import EvidenceRepository
@@ -26,9 +25,10 @@ from lyra.ml.protocols import LLM, Embedder, NLIJudge, NLIResult
 from lyra.ml.ranking import CandidateRanker
 from lyra.ml.vector_index import FragmentIndex
 from lyra.models.graph import RELATION_FOR_LABEL, PageIn
-from lyra.pipeline.chunking import chunk_text
+from lyra.models.ingest import IngestReport, SkippedItem
 from lyra.services.tasks import TaskService
-from lyra.sources.injection import InjectionFinding, detect_injection
+from lyra.sources.chunking import chunk_text
+from lyra.sources.injection import detect_injection
 from lyra.sources.local_files import SkippedDocument, SourceDocument, iter_documents
 
 if TYPE_CHECKING:
@@ -48,32 +48,6 @@ class CategorySource(Protocol):
 T = TypeVar("T")
 Progress = Callable[[str, int], None]  # (counter name, increment)
 EXACT_COSINE = 0.9999
-
-
-class SkippedItem(BaseModel):
-    item: str
-    reason: str
-
-
-class IngestReport(BaseModel):
-    task_id: str
-    cause_id: str
-    claims: list[str]
-    documents: int = 0
-    pages_new: int = 0
-    pages_existing: int = 0
-    fragments_new: int = 0
-    fragments_existing: int = 0
-    fragments_near_duplicate: int = 0
-    pairs_ranked: int = 0
-    pairs_judged: int = 0
-    pairs_from_cache: int = 0
-    edges: dict[str, int] = Field(default_factory=dict)
-    edges_existing: int = 0
-    skipped: list[SkippedItem] = Field(default_factory=list)
-    extracted_claims: list[str] = Field(default_factory=list)
-    seconds_total: float = 0.0
-    seconds_in_models: float = 0.0
 
 
 @dataclass
@@ -136,7 +110,10 @@ class IngestService:
     @property
     def llm(self) -> LLM:
         if self._llm is None:
-            raise LyraError("claim extraction needs an LLM, and none is configured")
+            raise ConfigError(
+                "claim extraction needs an LLM, and none is configured",
+                hint="set LYRA_LLM_PROVIDER (embedded or ollama), or ingest without extract_claims",
+            )
         return self._llm
 
     # ------------------------------------------------------------------ public
@@ -165,7 +142,9 @@ class IngestService:
             if not hypothesis:
                 hypothesis = claims[0] if claims else None
             if not hypothesis:
-                raise LyraError(f"task {task_id!r} does not exist; give a hypothesis or --claim to create it")
+                raise InvalidInputError(
+                    "claims", f"task {task_id!r} does not exist; give a hypothesis or a claim to create it"
+                )
             self.tasks.create_task(task_id, hypothesis)
             claims = [c for c in claims if c != hypothesis]
         if claims:
@@ -211,13 +190,7 @@ class IngestService:
         # the whole fetched source is scanned (hidden spans, comments and attributes included), not only the
         # extracted text: what an extractor drops today another may keep
         text = f"{doc.title or ''}\n{doc.text}\n{doc.raw or ''}"
-        findings = detect_injection(text)
-        lowered = text.lower()
-        findings += [
-            InjectionFinding("delimiter_smuggling", f"contains Lyra's prompt delimiter {tag!r}", tag)
-            for tag in OWN_DELIMITERS
-            if tag in lowered
-        ]
+        findings = detect_injection(text)  # includes the prefix of the prompts' Fence delimiters
         if findings:
             kinds = sorted({f.kind for f in findings})
             detail = "; ".join(f"{f.kind}: {f.detail}" for f in findings[:3])
@@ -346,7 +319,7 @@ class IngestService:
         max_new: int = 6,
     ) -> list[str]:
         """Ask the LLM for claims in the passages closest to the task's hypothesis; keep new, distinct ones."""
-        from lyra.pipeline.claims import ClaimExtractor
+        from lyra.ml.claims import ClaimExtractor
 
         task = self.tasks.get_task(task_id)
         existing = [c["text"] for c in self.store.run("tasks/task_claims", {"task_id": task_id})]

@@ -1,0 +1,186 @@
+"""`lyra bench ...`: benchmarks that print numbers (side by side in one run)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from lyra.cli.common import handle_errors, open_services, out, settings_from_env
+
+bench_app = typer.Typer(help="Benchmarks that print numbers.", no_args_is_help=True)
+
+
+@bench_app.command("confidence")
+@handle_errors
+def bench_confidence(
+    claims: int = typer.Option(10_000, min=1),
+    edges_per_claim: int = typer.Option(20, min=1),
+    runs: int = typer.Option(3, min=1),
+    keep: bool = typer.Option(False, help="keep the synthetic task afterwards"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Cypher aggregation vs fetch-into-Python, side by side, plus the bulk edge load rate."""
+    from lyra.bench.confidence import run_confidence_bench
+
+    with open_services() as services:
+        result = run_confidence_bench(services, claims, edges_per_claim, runs=runs, keep=keep)
+    if as_json:
+        print(result.model_dump_json(indent=2))
+        return
+    table = Table("measure", "value", title=f"confidence benchmark ({result.claims} claims, {result.edges} edges)")
+    table.add_row(
+        "bulk load of stance edges",
+        f"{result.load_edges_per_second:,.0f} edges/s ({result.load_seconds:.1f} s)",
+    )
+    table.add_row("Cypher aggregation (median)", f"{result.cypher_seconds_median:.3f} s")
+    table.add_row("fetch edges into Python (median)", f"{result.python_seconds_median:.3f} s")
+    table.add_row("speed-up of Cypher path", f"{result.speedup:.1f}x")
+    table.add_row("max |difference| in confidence", f"{result.max_abs_difference:.2e}")
+    out.print(table)
+
+
+@bench_app.command("api")
+@handle_errors
+def bench_api(
+    large_claims: int = typer.Option(10_000, min=1),
+    small_claims: int = typer.Option(1_000, min=1),
+    edges_per_claim: int = typer.Option(20, min=1),
+    clients: int = typer.Option(8, min=1),
+    requests_per_client: int = typer.Option(25, min=1),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """get_materials / get_status latency on a large task; get_materials over HTTP with concurrent clients."""
+    from lyra.bench.api import run_api_bench
+
+    with open_services() as services:
+        r = run_api_bench(
+            services,
+            large_claims,
+            small_claims,
+            edges_per_claim,
+            clients=clients,
+            requests_per_client=requests_per_client,
+        )
+    if as_json:
+        print(r.model_dump_json(indent=2))
+        return
+
+    def ms(lat: Any) -> str:
+        return f"p50 {lat.p50_ms:.0f} ms, p95 {lat.p95_ms:.0f} ms ({lat.runs} runs)"
+
+    table = Table("measure", "value", title="API benchmark")
+    table.add_row(f"get_materials, {r.large_claims} claims / {r.large_edges} edges (in process)", ms(r.large_materials))
+    table.add_row(f"get_status, {r.large_claims} claims / {r.large_edges} edges (in process)", ms(r.large_status))
+    table.add_row(f"get_materials, {r.small_claims} claims / {r.small_edges} edges (in process)", ms(r.small_materials))
+    table.add_row("  same, every evidence item listed (in process)", ms(r.small_materials_all_evidence))
+    table.add_row("  same over HTTP, 1 client", ms(r.small_materials_http_one_client))
+    load = r.small_materials_http_loaded
+    table.add_row(
+        f"  same over HTTP, {load.clients} concurrent clients",
+        f"{load.requests_per_second:.1f} req/s, {ms(load.latency)}, {load.errors} errors",
+    )
+    table.add_row("  response size", f"{r.materials_bytes / 1e6:.2f} MB")
+    table.add_row(
+        f"target p95 < {r.target_p95_ms:.0f} ms",
+        f"1 client: {'met' if r.target_met_one_client else 'NOT met'}; "
+        f"{load.clients} clients: {'met' if r.target_met_under_load else 'NOT met'}",
+    )
+    out.print(table)
+
+
+@bench_app.command("faiss")
+@handle_errors
+def bench_faiss(
+    fragments: int = typer.Option(100_000, min=100),
+    queries: int = typer.Option(1000, min=1),
+    kind: str = typer.Option("hnsw", help="hnsw | flat"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """FAISS near-duplicate lookup vs a brute-force numpy scan on the same vectors, plus index memory."""
+    from lyra.bench.faiss_bench import run_faiss_bench
+
+    settings_from_env()
+    result = run_faiss_bench(fragments=fragments, queries=queries, kind=kind)
+    if as_json:
+        print(result.model_dump_json(indent=2))
+        return
+    table = Table("measure", "value", title=f"near-duplicate lookup, {result.fragments:,} x {result.dimension}-d")
+    table.add_row(f"FAISS {result.kind}: build", f"{result.build_seconds:.1f} s")
+    table.add_row(f"FAISS {result.kind}: {result.queries} lookups", f"{result.faiss_query_seconds * 1000:.0f} ms")
+    table.add_row(f"numpy scan: {result.queries} lookups", f"{result.numpy_query_seconds * 1000:.0f} ms")
+    table.add_row("speed-up of FAISS (batched lookups)", f"{result.speedup:.1f}x")
+    table.add_row(
+        "one lookup at a time, as ingest does: FAISS / numpy",
+        f"{result.faiss_ms_per_single_query:.2f} ms / {result.numpy_ms_per_single_query:.2f} ms "
+        f"({result.numpy_ms_per_single_query / result.faiss_ms_per_single_query:.0f}x)",
+    )
+    table.add_row(
+        "planted duplicates found (FAISS / numpy)",
+        f"{result.faiss_recall_of_planted_duplicates:.3f} / {result.numpy_recall_of_planted_duplicates:.3f}",
+    )
+    table.add_row(
+        "memory: index + id map / raw vectors", f"{result.index_memory_mb:.0f} MB / {result.vectors_memory_mb:.0f} MB"
+    )
+    out.print(table)
+
+
+@bench_app.command("pipeline")
+@handle_errors
+def bench_pipeline(
+    synthetic: int = typer.Option(0, help="also run on a synthetic corpus of this many fragments (e.g. 10000)"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Pipeline throughput on the demo corpus (and a synthetic one) and its share of time inside the models."""
+    import tempfile
+
+    from lyra.bench.pipeline import run_pipeline_bench, write_synthetic_corpus
+
+    settings = settings_from_env()
+    corpus = settings.config_dir / "examples" / "corpus"
+    claims = [q["claim"] for q in json.loads((corpus / "questions.json").read_text(encoding="utf-8"))]
+    results = [run_pipeline_bench(settings, corpus, claims, "demo corpus")]
+    if synthetic:
+        with tempfile.TemporaryDirectory(prefix="lyra-synthetic-") as folder:
+            write_synthetic_corpus(Path(folder), synthetic)
+            results.append(
+                run_pipeline_bench(
+                    settings,
+                    Path(folder),
+                    ["Drug A lowers blood pressure.", "The reading app improves test scores."],
+                    f"synthetic {synthetic:,} fragments",
+                )
+            )
+    if as_json:
+        print(json.dumps([r.model_dump() for r in results], indent=2))
+        return
+    table = Table(
+        "corpus",
+        "docs",
+        "fragments",
+        "pairs",
+        "wall s",
+        "in models",
+        "docs/s",
+        "fragments/s",
+        "pairs/s",
+        "raw judge pairs/s",
+        title="pipeline throughput",
+    )
+    for r in results:
+        table.add_row(
+            r.corpus,
+            str(r.documents),
+            str(r.fragments),
+            str(r.pairs_judged),
+            f"{r.seconds_total:.1f}",
+            f"{r.share_in_models:.0%}",
+            f"{r.documents_per_second:.2f}",
+            f"{r.fragments_per_second:.1f}",
+            f"{r.pairs_per_second:.2f}",
+            f"{r.raw_judge_pairs_per_second:.2f}",
+        )
+    out.print(table)

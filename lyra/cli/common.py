@@ -1,0 +1,160 @@
+"""What every command group shares: consoles, settings, the error mapping, the wired services, small printers."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, ParamSpec, TypeVar
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from lyra.bootstrap import Services, build_services
+from lyra.core.errors import ConfigError, LyraError
+from lyra.core.logging import configure_logging
+from lyra.core.settings import Settings, load_settings
+from lyra.models.api import Materials
+from lyra.models.ingest import IngestReport
+from lyra.services.operations import Operations
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+out = Console(width=None if sys.stdout.isatty() else 150)
+err = Console(stderr=True)
+InstanceOption = typer.Option(
+    None, "--instance", help="managed instance: default (7687/7474), test (7688/7475), test2..test4"
+)
+
+
+def settings_from_env(**overrides: Any) -> Settings:
+    """Settings from the environment (plus overrides), logging configured; a bad value is a ConfigError."""
+    try:
+        settings = load_settings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        name = ".".join(str(p) for p in first.get("loc", ())) or "settings"
+        raise ConfigError(
+            f"setting {name}: {first.get('msg', 'invalid')}", hint=f"check LYRA_{name.upper()} in the environment"
+        ) from None
+    configure_logging(settings.log_level)
+    return settings
+
+
+def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
+    """Print LyraErrors as one clear message (plus hint) on stderr and exit with status 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        except LyraError as exc:
+            err.print(f"[bold red]error[/] ({exc.code}): {exc.message}", markup=True, highlight=False)
+            if exc.hint:
+                err.print(f"[yellow]hint[/]: {exc.hint}", highlight=False)
+            raise typer.Exit(2) from None
+
+    return wrapper
+
+
+@contextmanager
+def open_services(settings: Settings | None = None) -> Iterator[Services]:
+    """The wired services for one command, closed (driver, caches) however the command ends."""
+    services = build_services(settings or settings_from_env())
+    try:
+        yield services
+    finally:
+        services.close()
+
+
+@contextmanager
+def operations(settings: Settings | None = None) -> Iterator[Operations]:
+    """The application layer for one command (what MCP and REST call too)."""
+    with open_services(settings) as services:
+        yield services.operations
+
+
+def parse_params(pairs: list[str]) -> dict[str, Any]:
+    """--param name=value (value parsed as JSON when it is JSON, else kept as a string)."""
+    params: dict[str, Any] = {}
+    for item in pairs:
+        name, sep, raw = item.partition("=")
+        if not sep or not name:
+            raise typer.BadParameter(f"{item!r}: use name=value", param_hint="--param")
+        try:
+            params[name] = json.loads(raw)
+        except json.JSONDecodeError:
+            params[name] = raw
+    return params
+
+
+def materials_table(materials: Materials) -> Table:
+    table = Table(
+        "claim",
+        "confidence",
+        "uncertainty",
+        "controversy",
+        "alpha",
+        "beta",
+        "evidence",
+        "sup",
+        "ref",
+        "neu",
+        title="claims (Beta(1,1) prior; alpha/beta aggregated in Neo4j)",
+    )
+    for c in materials.claims:
+        text = c.text if len(c.text) <= 70 else c.text[:67] + "..."
+        if c.claim_adoption_status != "adopted":
+            text = f"[dim]{text} (not adopted)[/]"
+        table.add_row(
+            text,
+            f"{c.confidence:.3f}",
+            f"{c.uncertainty:.3f}",
+            f"{c.controversy:.3f}",
+            f"{c.alpha:.2f}",
+            f"{c.beta:.2f}",
+            str(c.evidence_count),
+            str(c.supports_count),
+            str(c.refutes_count),
+            str(c.neutral_count),
+        )
+    return table
+
+
+@contextmanager
+def ingest_progress() -> Iterator[Callable[[str, int], None]]:
+    """Progress bars on stderr for documents / fragments / pairs / edges; yields the callback ingest calls."""
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=False,
+    ) as bar:
+        counters = {name: bar.add_task(name, total=None) for name in ("documents", "fragments", "pairs", "edges")}
+        yield lambda name, n: bar.advance(counters[name], n)
+
+
+def print_ingest_summary(report: IngestReport) -> None:
+    out.print(
+        f"[bold]{report.task_id}[/]: {report.documents} documents -> {report.pages_new} new pages "
+        f"({report.pages_existing} known), {report.fragments_new} new fragments ({report.fragments_existing} known, "
+        f"{report.fragments_near_duplicate} near-duplicates linked), {report.pairs_judged} pairs judged "
+        f"({report.pairs_from_cache} from cache), edges {report.edges or '{}'}"
+        + (f" ({report.edges_existing} already present)" if report.edges_existing else "")
+    )
+    if report.extracted_claims:
+        out.print("claims extracted by the LLM: " + "; ".join(report.extracted_claims))
+    if report.skipped:
+        out.print(f"[yellow]skipped {len(report.skipped)}[/]:")
+        for item in report.skipped:
+            out.print(f"  - {item.item}: {item.reason}", highlight=False, markup=False)
+    share = report.seconds_in_models / report.seconds_total if report.seconds_total else 0.0
+    out.print(f"took {report.seconds_total:.1f} s ({share:.0%} inside the models)")

@@ -1,0 +1,86 @@
+"""`lyra eval ...`: measure and fit the stance judge on labelled pairs (no Neo4j needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.progress import Progress
+from rich.table import Table
+
+from lyra.cli.common import err, handle_errors, out, settings_from_env
+from lyra.services.evaluation import LABELS, Split, evaluate_judge, fit_stance_combiner
+
+eval_app = typer.Typer(help="Measure the models on labelled data.", no_args_is_help=True)
+
+
+@eval_app.command("fit-stance")
+@handle_errors
+def eval_fit_stance(
+    dataset: Path = typer.Option(Path("config/eval/nli_stance_set.jsonl"), "--set", help="labelled JSONL"),
+    train: list[Path] = typer.Option(
+        [Path("config/eval/nli_stance_train.jsonl")], "--train", help="extra training JSONL, used whole"
+    ),
+    output: Path = typer.Option(Path("config/stance_combiner.json"), "--out"),
+) -> None:
+    """Fit the hybrid stance judge's combiner on the training set(s) plus the DEV half (even lines) of the
+    evaluation set; the test half (odd lines) stays held out."""
+    settings = settings_from_env()
+    with Progress(console=err, transient=True) as bar:
+        task = bar.add_task("features", total=None)
+        count = fit_stance_combiner(settings, dataset, train, output, progress=lambda n: bar.advance(task, n))
+    out.print(f"wrote {output} ({count} training pairs)")
+
+
+@eval_app.command("nli")
+@handle_errors
+def eval_nli(
+    dataset: Path = typer.Option(Path("config/eval/nli_stance_set.jsonl"), "--set", help="labelled JSONL"),
+    limit: int | None = typer.Option(None, min=1, help="only the first N pairs"),
+    split: str = typer.Option("all", help="all | dev (even lines) | test (odd lines)"),
+    mode: str | None = typer.Option(None, help="override LYRA_STANCE_MODE: hybrid | two_question | three_way"),
+    no_gate: bool = typer.Option(False, "--no-gate", help="disable the relevance gate"),
+    whole_premise: bool = typer.Option(False, "--whole-premise", help="show the whole premise to the judge"),
+    no_calibration: bool = typer.Option(False, "--no-calibration"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Accuracy, macro-F1, confusion matrix and calibration (Brier, ECE) of the configured NLI judge."""
+    if split not in ("all", "dev", "test"):
+        raise typer.BadParameter("must be all, dev or test", param_hint="--split")
+    chosen: Split = "all" if split == "all" else ("dev" if split == "dev" else "test")
+    settings = settings_from_env(stance_mode=mode, stance_calibrate=False if no_calibration else None)
+    overrides: dict[str, Any] = {}
+    if no_gate:
+        overrides["stance_relevance_gate"] = None
+    if whole_premise:
+        overrides["stance_premise_sentences"] = None
+    settings = settings.model_copy(update=overrides)
+    with Progress(console=err, transient=True) as bar:
+        task = bar.add_task("judging", total=None)
+        result = evaluate_judge(settings, dataset, chosen, limit, progress=lambda n: bar.advance(task, n))
+    if as_json:
+        print(result.model_dump_json(indent=2))
+        return
+    out.print(f"judge: {result.judge}   pairs: {result.pairs}   {result.pairs / result.seconds:.2f} pairs/s")
+    out.print(
+        f"accuracy {result.accuracy:.3f}   macro-F1 {result.macro_f1:.3f}   "
+        f"Brier {result.brier:.3f}   ECE {result.ece:.3f}"
+    )
+    out.print(
+        f"mean confidence: right answers {result.mean_confidence_right:.3f}, "
+        f"wrong answers {result.mean_confidence_wrong:.3f}"
+    )
+    table = Table("gold \\ predicted", *LABELS, "recall", "precision", "F1")
+    for label, row in zip(LABELS, result.confusion, strict=True):
+        pc = result.per_class[label]
+        table.add_row(label, *map(str, row), f"{pc['recall']:.2f}", f"{pc['precision']:.2f}", f"{pc['f1']:.2f}")
+    out.print(table)
+    out.print(f"decided by: {result.by_method}")
+    out.print(f"split: {split}  (the hybrid judge is fitted on the training set and the dev split; report test)")
+    if result.errors_by_kind:
+        out.print(
+            "most frequent errors (gold->predicted:kind): "
+            + ", ".join(f"{k} x{v}" for k, v in list(result.errors_by_kind.items())[:8]),
+            highlight=False,
+        )

@@ -1,0 +1,80 @@
+"""Exploring and maintaining the graph: `lyra graph ...` and `lyra search`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from lyra.cli.common import handle_errors, operations, out, parse_params
+from lyra.models.api import QueryGraphRequest, QueryViewRequest, VectorSearchRequest
+from lyra.models.validation import parse_one
+
+graph_app = typer.Typer(help="Load, inspect and maintain evidence graphs.", no_args_is_help=True)
+
+
+@graph_app.command("views")
+@handle_errors
+def graph_views() -> None:
+    """List the named read-only views (cypher/views/)."""
+    with operations() as ops:
+        table = Table("view", "parameters", "description")
+        for view in ops.list_views().views:
+            table.add_row(view.name, ", ".join(view.parameters), view.description)
+        out.print(table)
+
+
+@graph_app.command("view")
+@handle_errors
+def graph_view(
+    name: str,
+    task: str | None = typer.Option(None, "--task", help="shorthand for --param task_id=..."),
+    param: list[str] = typer.Option([], "--param", help="name=value (repeatable)"),
+) -> None:
+    """Run a named read-only view and print its rows as JSON."""
+    params = parse_params(param)
+    if task:
+        params["task_id"] = task
+    request = parse_one(QueryViewRequest, {"name": name, "params": params})
+    with operations() as ops:
+        print(ops.query_view(request).model_dump_json(indent=2))
+
+
+@graph_app.command("query")
+@handle_errors
+def graph_query(
+    cypher: str,
+    param: list[str] = typer.Option([], "--param", help="name=value (repeatable)"),
+    limit: int = typer.Option(100, "--limit", min=1, max=1000),
+) -> None:
+    """Ad-hoc READ-ONLY Cypher (the MCP/REST query_graph: refused unless read-only; timeout, row limit)."""
+    request = parse_one(
+        QueryGraphRequest, {"cypher": cypher, "params": parse_params(param), "options": {"row_limit": limit}}
+    )
+    with operations() as ops:
+        print(ops.query_graph(request).model_dump_json(indent=2))
+
+
+@graph_app.command("load")
+@handle_errors
+def graph_load(path: Path) -> None:
+    """Load an evidence graph described in JSON (format: lyra/services/graph_import.py)."""
+    with operations() as ops:
+        out.print_json(ops.load_graph(path).model_dump_json())
+
+
+@handle_errors
+def search(
+    text: str,
+    task: str | None = typer.Option(None, "--task", help="only fragments this task's claims reach"),
+    k: int = typer.Option(10, "-k", min=1, max=100),
+) -> None:
+    """Fragments most similar to TEXT (FAISS, cosine on normalised embeddings)."""
+    request = parse_one(VectorSearchRequest, {"query": text, "task_id": task, "k": k, "kind": "fragments"})
+    with operations() as ops:
+        hits = ops.vector_search(request).hits
+    table = Table("score", "fragment", "snippet", "source")
+    for hit in hits:
+        table.add_row(f"{hit.score:.3f}", hit.id, hit.snippet[:120], hit.url or "")
+    out.print(table)

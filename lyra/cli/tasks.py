@@ -1,0 +1,176 @@
+"""Tasks and their evidence: `lyra task ...`, `lyra ingest`, `lyra research`, `lyra materials`, `lyra report`,
+`lyra demo`. Every command calls :class:`~lyra.services.operations.Operations`, like MCP and REST do."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+import typer
+from rich.table import Table
+
+from lyra.cli.common import (
+    err,
+    handle_errors,
+    ingest_progress,
+    materials_table,
+    operations,
+    out,
+    print_ingest_summary,
+    settings_from_env,
+)
+from lyra.cli.server import start_managed_if_needed
+from lyra.models.api import (
+    CreateTaskRequest,
+    GetMaterialsRequest,
+    Materials,
+    MaterialsOptions,
+    StopTaskRequest,
+    TaskConfig,
+)
+from lyra.models.ingest import IngestRequest, ResearchRequest
+from lyra.models.validation import parse_one
+from lyra.services.operations import Operations
+
+task_app = typer.Typer(help="Create, list and clean up tasks.", no_args_is_help=True)
+DEMO_TASK = "demo_corpus"
+CleanupChoice = Literal["soft", "hard"]
+
+
+@task_app.command("create")
+@handle_errors
+def task_create(task_id: str, hypothesis: str) -> None:
+    """Create a task; its hypothesis becomes its first claim."""
+    request = parse_one(CreateTaskRequest, {"hypothesis": hypothesis, "config": {"task_id": task_id}})
+    with operations() as ops:
+        out.print_json(ops.create_task(request).model_dump_json())
+
+
+@task_app.command("list")
+@handle_errors
+def task_list() -> None:
+    """List tasks with their claim counts."""
+    with operations() as ops:
+        table = Table("id", "status", "claims", "created_at", "hypothesis")
+        for t in ops.list_tasks().tasks:
+            table.add_row(t.id, t.status or "", str(t.claims), t.created_at or "", t.hypothesis)
+        out.print(table)
+
+
+@task_app.command("cleanup")
+@handle_errors
+def task_cleanup(
+    task_id: str,
+    mode: str = typer.Option("soft", "--mode", help="soft: the task, its claims, edges and jobs; hard: also orphans"),
+) -> None:
+    """Stop a task's jobs and clean it up (ADR-0005): soft removes the task's claims, stance edges and jobs; hard
+    also the fragments and pages no other task uses. (The MCP/REST `stop_task` with cleanup.)"""
+    if mode not in ("soft", "hard"):
+        raise typer.BadParameter("must be 'soft' or 'hard'", param_hint="--mode")
+    cleanup: Literal["soft", "hard_orphans_only"] = "soft" if mode == "soft" else "hard_orphans_only"
+    with operations() as ops:
+        result = ops.stop_task(StopTaskRequest(task_id=task_id, mode="immediate", cleanup=cleanup))
+        out.print_json(json.dumps(result.cleanup_result))
+
+
+def _materials(ops: Operations, task_id: str, evidence_limit: int) -> Materials:
+    request = parse_one(GetMaterialsRequest, {"task_id": task_id, "options": {"evidence_limit": evidence_limit}})
+    return ops.get_materials(request)
+
+
+@handle_errors
+def materials(
+    task_id: str,
+    as_json: bool = typer.Option(False, "--json", help="print the same JSON as MCP/REST get_materials"),
+    evidence_limit: int = typer.Option(
+        MaterialsOptions().evidence_limit, "--evidence-limit", help="evidence items per claim in --json"
+    ),
+) -> None:
+    """Every claim of the task with confidence, uncertainty, controversy, alpha, beta, evidence (get_materials)."""
+    with operations() as ops:
+        result = _materials(ops, task_id, evidence_limit if as_json else 0)
+    if as_json:
+        print(result.model_dump_json(indent=2))
+    else:
+        out.print(materials_table(result))
+
+
+@handle_errors
+def report(
+    task_id: str,
+    output: Path = typer.Option(Path("report.html"), "--out", "-o", help="where to write the HTML file"),
+) -> None:
+    """Write a task's evidence report page as one static HTML file."""
+    with operations() as ops:
+        html = ops.report_html(task_id)
+    output.write_text(html, encoding="utf-8")
+    out.print(f"wrote {output} ({len(html) // 1024} KiB)")
+
+
+@handle_errors
+def ingest(
+    paths: list[Path],
+    task: str = typer.Option(..., "--task", help="task id (created when missing; its hypothesis is the first --claim)"),
+    claim: list[str] = typer.Option([], "--claim", help="a claim to judge the documents against (repeatable)"),
+    extract_claims: bool = typer.Option(False, "--extract-claims", help="let the LLM propose claims too"),
+) -> None:
+    """Ingest local files/folders (HTML, Markdown, text, JSONL abstracts) into a task and judge its claims."""
+    request = parse_one(
+        IngestRequest, {"task_id": task, "paths": paths, "claims": claim, "extract_claims": extract_claims}
+    )
+    with operations() as ops:
+        with ingest_progress() as progress:
+            report_ = ops.ingest(request, progress)
+        print_ingest_summary(report_)
+        out.print(materials_table(_materials(ops, report_.task_id, 0)))
+
+
+@handle_errors
+def research(
+    question: str,
+    corpus: list[Path] = typer.Option(..., "--corpus", help="file or folder to read (repeatable)"),
+    task: str | None = typer.Option(None, "--task", help="task id (default: derived from the question, as MCP does)"),
+    extract_claims: bool = typer.Option(False, "--extract-claims"),
+) -> None:
+    """Create a task for QUESTION (its hypothesis and first claim) and build its evidence from a corpus."""
+    request = parse_one(
+        ResearchRequest, {"question": question, "corpus": corpus, "task_id": task, "extract_claims": extract_claims}
+    )
+    with operations() as ops:
+        with ingest_progress() as progress:
+            report_ = ops.research(request, progress)
+        print_ingest_summary(report_)
+        out.print(materials_table(_materials(ops, report_.task_id, 0)))
+
+
+@handle_errors
+def demo() -> None:
+    """The main job: managed Neo4j + offline models + the bundled corpus -> evidence graph and materials."""
+    settings = settings_from_env()
+    start_managed_if_needed()
+    corpus = settings.config_dir / "examples" / "corpus"
+    questions = json.loads((corpus / "questions.json").read_text(encoding="utf-8"))
+    with operations(settings) as ops:
+        if ops.task_exists(DEMO_TASK):  # pages and fragments stay; claims, edges and jobs are rebuilt
+            ops.stop_task(StopTaskRequest(task_id=DEMO_TASK, mode="immediate", cleanup="soft"))
+        config = TaskConfig(task_id=DEMO_TASK, hypothesis_as_claim=False, claims=[q["claim"] for q in questions])
+        ops.create_task(
+            CreateTaskRequest(hypothesis="Demo: three research questions on a synthetic corpus", config=config)
+        )
+        with ingest_progress() as progress:
+            report_ = ops.ingest(IngestRequest(task_id=DEMO_TASK, paths=[corpus]), progress)
+        print_ingest_summary(report_)
+        out.print(materials_table(_materials(ops, DEMO_TASK, 0)))
+        browser = ops.connection.browser_url
+    if browser:
+        out.print(f"\nNeo4j Browser: {browser}  (user neo4j; password: `lyra neo4j env`)")
+    out.print("Paste this query to see the demo task's evidence:")
+    out.print(
+        f"  MATCH (t:Task {{id: '{DEMO_TASK}'}})-[:HAS_CLAIM]->(c:Claim)<-[r]-(f:Fragment)"
+        "-[:EXTRACTED_FROM]->(p:Page)-[:IN_DOMAIN]->(d:Domain) RETURN *",
+        highlight=False,
+        markup=False,
+    )
+    if not report_.edges:
+        err.print("[yellow]no stance edge was written; see the skipped items above[/]")

@@ -1,0 +1,61 @@
+"""Requests and the report of a synchronous ingest (the CLI's `lyra ingest` / `lyra research` / `lyra demo`;
+background jobs keep a summary of the same report)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from lyra.models.api import TaskId, Text
+
+
+class IngestRequest(BaseModel):
+    """Read local files or folders into a task and judge its claims against the new fragments.
+
+    The task is created when missing: its hypothesis is ``hypothesis``, else the first claim."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: TaskId
+    paths: list[Path] = Field(min_length=1, description="files or folders (HTML, Markdown, text, JSONL abstracts)")
+    claims: list[Text] = Field(default_factory=list, max_length=100)
+    hypothesis: Text | None = None
+    extract_claims: bool = False
+
+
+class ResearchRequest(BaseModel):
+    """A question researched over a local corpus; the task id is derived from the question unless given."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: Text
+    corpus: list[Path] = Field(min_length=1)
+    task_id: TaskId | None = None
+    extract_claims: bool = False
+
+
+class SkippedItem(BaseModel):
+    item: str
+    reason: str
+
+
+class IngestReport(BaseModel):
+    task_id: str
+    cause_id: str
+    claims: list[str]
+    documents: int = 0
+    pages_new: int = 0
+    pages_existing: int = 0
+    fragments_new: int = 0
+    fragments_existing: int = 0
+    fragments_near_duplicate: int = 0
+    pairs_ranked: int = 0
+    pairs_judged: int = 0
+    pairs_from_cache: int = 0
+    edges: dict[str, int] = Field(default_factory=dict)
+    edges_existing: int = 0
+    skipped: list[SkippedItem] = Field(default_factory=list)
+    extracted_claims: list[str] = Field(default_factory=list)
+    seconds_total: float = 0.0
+    seconds_in_models: float = 0.0

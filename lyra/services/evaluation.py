@@ -1,0 +1,71 @@
+"""Measuring and fitting the stance judge on labelled pairs (`lyra eval ...`).
+
+Models load here, not through a graph connection: evaluation needs no Neo4j.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from lyra.core.errors import ConfigError
+from lyra.core.settings import Settings
+from lyra.ml.evaluation import LabelledPair, NLIEvaluation, evaluate, load_pairs
+from lyra.ml.factory import Models
+from lyra.ml.nli import LLMStanceJudge
+from lyra.ml.protocols import LABELS
+from lyra.ml.stance_features import StanceCombiner
+
+__all__ = ["LABELS", "NLIEvaluation", "Split", "evaluate_judge", "fit_stance_combiner"]
+
+Split = Literal["all", "dev", "test"]
+Tick = Callable[[int], None]
+
+
+def _split(pairs: list[LabelledPair], split: Split) -> list[LabelledPair]:
+    """dev = even lines, test = odd lines of the file; all = every line."""
+    if split == "all":
+        return pairs
+    return [p for i, p in enumerate(pairs) if (i % 2 == 0) == (split == "dev")]
+
+
+def evaluate_judge(
+    settings: Settings, dataset: Path, split: Split = "all", limit: int | None = None, progress: Tick | None = None
+) -> NLIEvaluation:
+    """Accuracy, macro-F1, confusion, Brier and ECE of the judge ``settings`` configure, on ``dataset``."""
+    pairs = _split(load_pairs(dataset), split)
+    pairs = pairs[:limit] if limit else pairs
+    judge = Models(settings).nli
+    return evaluate(judge, pairs, progress=progress)
+
+
+def fit_stance_combiner(
+    settings: Settings, dataset: Path, train: list[Path], output: Path, progress: Tick | None = None
+) -> int:
+    """Fit the hybrid judge's combiner on the training files (whole) plus the DEV half of ``dataset``; the test
+    half stays held out. Writes ``output`` and returns the number of training pairs past the relevance gate."""
+    judge = Models(settings.model_copy(update={"stance_mode": "two_question"})).nli
+    if not isinstance(judge, LLMStanceJudge):
+        raise ConfigError("fitting the stance combiner needs the LLM stance judge (LYRA_NLI_BACKEND=llm)")
+    pairs = _split(load_pairs(dataset), "dev")
+    used = [t for t in train if t.exists()]
+    for extra in used:
+        pairs.extend(load_pairs(extra))
+    xs: list[Any] = []
+    labels: list[str] = []
+    for pair in pairs:
+        x, _ = judge.hybrid_features(pair.premise, pair.hypothesis)
+        if progress is not None:
+            progress(1)
+        if len(x):  # pairs stopped by the relevance gate never reach the combiner
+            xs.append(x)
+            labels.append(pair.label)
+    combiner = StanceCombiner.fit(np.asarray(xs), labels)
+    sources = ", ".join([f"{dataset} (even lines)", *(str(t) for t in used)])
+    combiner.save(
+        output, f"fitted on {len(xs)} pairs past the relevance gate from {sources}, with {judge.llm.model_id}"
+    )
+    return len(xs)
