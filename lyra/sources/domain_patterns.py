@@ -15,8 +15,12 @@ caller passes ``allow_public_suffix=True`` (the category table does, because ``*
 Public suffixes come from the Public Suffix List snapshot bundled with the ``publicsuffixlist`` package; it is
 read from the installed package and never downloaded at run time.
 
-When several rules match one domain, :func:`choose_rule` picks the winner: the exact rule first, then the
-longest suffix, then the most recently updated rule (seed 003, decision 20).
+Matching has one implementation, :class:`PatternIndex`: an exact pattern beats every suffix glob, and among suffix
+globs the longest suffix wins (for one domain, two different matching suffixes always differ in length). The domain
+policy (categories, politeness, denylist) looks domains up in such an index, and :func:`choose_rule` builds one over
+the human override rules, whose equally specific rules are ordered by the most recent ``updated_at``
+(seed 003, decision 20). :func:`pattern_matches` and :func:`pattern_specificity` state the same rule one pattern at
+a time; the unit tests check the index against them.
 """
 
 from __future__ import annotations
@@ -24,14 +28,15 @@ from __future__ import annotations
 import ipaddress
 import re
 import threading
-from collections.abc import Callable, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Generic, TypeVar
 
 from publicsuffixlist import PublicSuffixList
 
 from lyra.core.errors import InvalidInputError
 
 __all__ = [
+    "PatternIndex",
     "choose_rule",
     "is_public_suffix",
     "normalise_domain",
@@ -41,6 +46,7 @@ __all__ = [
 ]
 
 R = TypeVar("R")
+T = TypeVar("T")
 
 MAX_DOMAIN_LENGTH = 253
 _LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
@@ -220,6 +226,63 @@ def pattern_specificity(pattern: str) -> tuple[int, int]:
     return (1 if exact else 0, len(host))
 
 
+class PatternIndex(Generic[T]):
+    """Values keyed by domain pattern; :meth:`find` answers exact first, then the longest matching suffix glob.
+
+    Keys are used as given, so add patterns in their normalised form (what :func:`validate_pattern` returns) and
+    look up normalised domains (:func:`normalise_domain`); any further key rule, such as dropping ``www.``, belongs
+    to the caller. A lookup costs one dictionary probe for the exact entry and one per dot of the domain for the
+    suffix globs, whatever the number of entries.
+
+    Adding a pattern that is already present replaces its value, unless ``merge`` is given: then the stored value
+    becomes ``merge(stored, new)``.
+    """
+
+    __slots__ = ("_exact", "_merge", "_suffix")
+
+    def __init__(self, entries: Iterable[tuple[str, T]] = (), *, merge: Callable[[T, T], T] | None = None) -> None:
+        self._exact: dict[str, T] = {}
+        self._suffix: dict[str, T] = {}  # keyed by the domain part of ``*.domain``
+        self._merge = merge
+        for pattern, value in entries:
+            self.add(pattern, value)
+
+    def add(self, pattern: str, value: T) -> None:
+        """Store ``value`` under ``pattern`` (``example.com`` or ``*.example.com``); ``ValueError`` if no domain."""
+        exact, host = _split(pattern)
+        if not host:
+            raise ValueError(f"{pattern!r} names no domain")
+        table = self._exact if exact else self._suffix
+        if self._merge is not None and host in table:
+            value = self._merge(table[host], value)
+        table[host] = value
+
+    def lookup(self, domain: str) -> tuple[str, T] | None:
+        """The winning ``(pattern, value)`` for the normalised ``domain``, or ``None`` when no pattern matches.
+
+        The exact entry first; otherwise the suffix globs of the domain's proper suffixes, longest first:
+        ``a.b.example.com`` tries ``*.b.example.com``, ``*.example.com``, ``*.com``. The domain itself is never tried
+        as a suffix, so ``*.example.com`` does not match ``example.com``.
+        """
+        if not domain:
+            return None
+        if domain in self._exact:
+            return domain, self._exact[domain]
+        if self._suffix:
+            dot = domain.find(".")
+            while dot != -1:
+                suffix = domain[dot + 1 :]
+                if suffix in self._suffix:
+                    return f"*.{suffix}", self._suffix[suffix]
+                dot = domain.find(".", dot + 1)
+        return None
+
+    def find(self, domain: str) -> T | None:
+        """The value of the winning pattern for the normalised ``domain`` (see :meth:`lookup`), or ``None``."""
+        hit = self.lookup(domain)
+        return None if hit is None else hit[1]
+
+
 def choose_rule(
     domain: str,
     rules: Sequence[R],
@@ -235,15 +298,23 @@ def choose_rule(
     3. between equally specific rules the newest ``updated_at`` wins. ISO-8601 timestamps written the same way
        (same timezone and precision) order correctly as strings.
 
-    On a complete tie the earlier rule in ``rules`` wins.
+    On a complete tie the earlier rule in ``rules`` wins. Patterns and the domain are compared after
+    :func:`normalise_domain`, as in :func:`pattern_matches`; a pattern that cannot be normalised matches nothing.
+    Two matching rules are equally specific exactly when their normalised patterns are equal, so the index groups
+    the rules by pattern (keeping the newest of each group) and then picks the most specific pattern.
     """
-    best: R | None = None
-    best_key: tuple[tuple[int, int], str] | None = None
+    try:
+        target = normalise_domain(domain)
+    except ValueError:
+        return None
+
+    def newer(kept: R, candidate: R) -> R:
+        return candidate if updated_at(candidate) > updated_at(kept) else kept
+
+    index: PatternIndex[R] = PatternIndex(merge=newer)
     for rule in rules:
-        rule_pattern = pattern(rule)
-        if not pattern_matches(rule_pattern, domain):
+        try:
+            index.add(normalise_domain(pattern(rule)), rule)
+        except ValueError:  # cannot be normalised, or names no domain: it matches nothing
             continue
-        key = (pattern_specificity(rule_pattern), updated_at(rule))
-        if best_key is None or key > best_key:
-            best, best_key = rule, key
-    return best
+    return index.find(target)

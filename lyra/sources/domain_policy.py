@@ -25,17 +25,16 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, Generic, Literal, TypeVar, get_args
+from typing import Annotated, Any, Literal, get_args
 
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from lyra.core.errors import ConfigError, InvalidInputError
 from lyra.models.graph import DomainCategory
-from lyra.sources.domain_patterns import normalise_domain, validate_pattern
+from lyra.sources.domain_patterns import PatternIndex, normalise_domain, validate_pattern
 
 __all__ = [
     "CATEGORY_NAMES",
@@ -54,7 +53,6 @@ log = logging.getLogger(__name__)
 
 CATEGORY_NAMES: tuple[str, ...] = get_args(DomainCategory)
 PolitenessSource = Literal["user_override", "domain", "default"]
-T = TypeVar("T")
 
 
 def _pattern(value: str, *, allow_public_suffix: bool) -> str:
@@ -190,31 +188,8 @@ class Politeness(_Strict):
     source: PolitenessSource
 
 
-@dataclass
-class _PatternIndex(Generic[T]):
-    """Exact and suffix-glob entries, looked up exact first, then the longest matching suffix."""
-
-    exact: dict[str, T] = field(default_factory=dict)
-    suffix: dict[str, T] = field(default_factory=dict)
-
-    def add(self, pattern: str, value: T) -> None:
-        if pattern.startswith("*."):
-            self.suffix[pattern[2:]] = value
-        else:
-            self.exact[pattern] = value
-
-    def find(self, domain: str) -> T | None:
-        if domain in self.exact:
-            return self.exact[domain]
-        labels = domain.split(".")
-        for start in range(1, len(labels)):  # longest proper suffix first
-            hit = self.suffix.get(".".join(labels[start:]))
-            if hit is not None:
-                return hit
-        return None
-
-
 def _lookup_key(domain: str) -> str | None:
+    """The key a domain is looked up by: normalised, with a leading ``www.`` dropped; ``None`` if unusable."""
     try:
         key = normalise_domain(domain)
     except ValueError:
@@ -247,15 +222,12 @@ class DomainPolicy:
         self.path = path
         self.version = version
         self.loaded_at = datetime.now(UTC)
-        self._categories: _PatternIndex[str] = _PatternIndex()
-        for rule in config.domains:
-            self._categories.add(rule.domain, rule.category)
-        self._politeness: _PatternIndex[PolitenessRule] = _PatternIndex()
-        for prule in config.politeness.domains:
-            self._politeness.add(prule.domain, prule)
-        self._denylist: _PatternIndex[str] = _PatternIndex()
-        for pattern in config.denylist:
-            self._denylist.add(pattern, pattern)
+        # Validated patterns are normalised already, so they key the indexes as they are.
+        self._categories: PatternIndex[str] = PatternIndex((rule.domain, rule.category) for rule in config.domains)
+        self._politeness: PatternIndex[PolitenessRule] = PatternIndex(
+            (rule.domain, rule) for rule in config.politeness.domains
+        )
+        self._denylist: PatternIndex[str] = PatternIndex((pattern, pattern) for pattern in config.denylist)
         self._overrides = {override.domain: override for override in config.user_overrides}
 
     @classmethod

@@ -5,15 +5,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from lyra.core.errors import InvalidInputError
 from lyra.sources.domain_patterns import (
+    PatternIndex,
     choose_rule,
     is_public_suffix,
     normalise_domain,
     pattern_matches,
     pattern_specificity,
     validate_pattern,
+)
+from lyra.sources.domain_policy import (
+    CATEGORY_NAMES,
+    CategoryRule,
+    DomainPolicy,
+    DomainsConfig,
+    PolitenessConfig,
+    PolitenessRule,
 )
 
 
@@ -224,3 +235,127 @@ def test_no_matching_rule() -> None:
     rules = [Rule("r", "*.example.com", "2024-01-01"), Rule("s", "other.org", "2024-01-01")]
     assert choose("example.com", rules) is None
     assert choose("example.net", []) is None
+
+
+# -- the one matcher: PatternIndex ------------------------------------------------------------------------------
+
+
+def test_index_prefers_the_exact_entry_then_the_longest_suffix() -> None:
+    index = PatternIndex([("*.example.com", "short"), ("*.b.example.com", "long"), ("a.b.example.com", "exact")])
+    assert index.lookup("a.b.example.com") == ("a.b.example.com", "exact")
+    assert index.lookup("c.b.example.com") == ("*.b.example.com", "long")
+    assert index.lookup("x.y.example.com") == ("*.example.com", "short")
+    assert index.find("b.example.com") == "short"
+
+
+def test_index_suffix_glob_does_not_match_the_bare_domain() -> None:
+    index = PatternIndex([("*.example.com", 1)])
+    assert index.find("example.com") is None
+    assert index.find("badexample.com") is None
+    assert index.find("") is None
+
+
+def test_index_keys_are_used_as_given_so_www_is_the_callers_business() -> None:
+    index = PatternIndex([("example.com", 1)])
+    assert index.find("www.example.com") is None
+    assert index.find("EXAMPLE.com") is None  # callers normalise first
+
+
+def test_index_replaces_a_repeated_pattern_unless_told_how_to_merge() -> None:
+    replacing = PatternIndex([("example.com", 1), ("example.com", 2)])
+    assert replacing.find("example.com") == 2
+    keeping_max = PatternIndex([("*.example.com", 5), ("*.example.com", 3)], merge=max)
+    assert keeping_max.find("a.example.com") == 5
+
+
+@pytest.mark.parametrize("pattern", ["", "*."])
+def test_index_refuses_a_pattern_without_a_domain(pattern: str) -> None:
+    with pytest.raises(ValueError, match="names no domain"):
+        PatternIndex[int]().add(pattern, 1)
+
+
+def test_choose_rule_ignores_patterns_that_cannot_be_normalised() -> None:
+    rules = [Rule("broken", "ü..com", "2025-01-01"), Rule("ok", "*.com", "2024-01-01")]
+    assert choose("x.com", rules) == "ok"
+    assert choose("ü..com", rules) is None
+
+
+# A small alphabet, so that generated patterns and domains collide often; "com" and single labels bring in
+# public suffixes, which the category and politeness tables accept.
+LABELS = st.sampled_from(["a", "b", "c", "com"])
+PATTERNS = st.builds(
+    lambda glob, labels: ("*." if glob else "") + ".".join(labels),
+    st.booleans(),
+    st.lists(LABELS, min_size=1, max_size=3),
+).map(lambda raw: validate_pattern(raw, allow_public_suffix=True))
+DOMAINS = st.lists(LABELS, min_size=1, max_size=4).map(".".join)
+TIMES = st.sampled_from(["2024-01-01T00:00:00Z", "2024-06-01T00:00:00Z", "2025-01-01T00:00:00Z"])
+
+
+def brute_force_winner(domain: str, patterns: list[str]) -> str | None:
+    """The rule stated one pattern at a time: every pattern that matches, the most specific one."""
+    matching = {pattern for pattern in patterns if pattern_matches(pattern, domain)}
+    # Distinct matching patterns are never equally specific, so "the most specific" is one pattern.
+    assert len({pattern_specificity(pattern) for pattern in matching}) == len(matching)
+    return max(matching, key=pattern_specificity, default=None)
+
+
+def reference_choose_rule(domain: str, rules: list[Rule]) -> Rule | None:
+    """choose_rule as a plain scan: (specificity, updated_at) highest, the earlier rule on a complete tie."""
+    best: Rule | None = None
+    best_key: tuple[tuple[int, int], str] | None = None
+    for rule in rules:
+        if pattern_matches(rule.pattern, domain):
+            key = (pattern_specificity(rule.pattern), rule.updated_at)
+            if best_key is None or key > best_key:
+                best, best_key = rule, key
+    return best
+
+
+@given(st.lists(PATTERNS, max_size=12), DOMAINS)
+def test_index_answers_like_the_brute_force_reference(patterns: list[str], domain: str) -> None:
+    expected = brute_force_winner(domain, patterns)
+    index = PatternIndex((pattern, pattern) for pattern in patterns)
+    assert index.find(domain) == expected
+    assert index.lookup(domain) == (None if expected is None else (expected, expected))
+
+
+@given(st.lists(st.tuples(PATTERNS, TIMES), max_size=12), DOMAINS)
+def test_choose_rule_answers_like_the_plain_scan(entries: list[tuple[str, str]], domain: str) -> None:
+    rules = [Rule(f"rule{i}", pattern, updated_at) for i, (pattern, updated_at) in enumerate(entries)]
+    assert choose_rule(domain, rules, lambda r: r.pattern, lambda r: r.updated_at) is reference_choose_rule(
+        domain, rules
+    )
+
+
+@given(st.lists(st.tuples(PATTERNS, TIMES), max_size=12), DOMAINS)
+def test_choose_rule_and_domain_policy_pick_the_same_pattern(entries: list[tuple[str, str]], domain: str) -> None:
+    rules = [Rule(f"rule{i}", pattern, updated_at) for i, (pattern, updated_at) in enumerate(entries)]
+    chosen = choose_rule(domain, rules, lambda r: r.pattern, lambda r: r.updated_at)
+    winner = chosen.pattern if chosen else None
+    assert winner == brute_force_winner(domain, [rule.pattern for rule in rules])
+
+    patterns = list(dict.fromkeys(pattern for pattern, _ in entries))  # each table lists a pattern once
+    category_of = {pattern: CATEGORY_NAMES[i % len(CATEGORY_NAMES)] for i, pattern in enumerate(patterns)}
+    deniable = [pattern for pattern in patterns if not is_public_suffix(pattern.removeprefix("*."))]
+    deniable = [pattern for pattern in deniable if "." in pattern.removeprefix("*.")]
+    policy = DomainPolicy(
+        DomainsConfig(
+            categories=dict.fromkeys(CATEGORY_NAMES, 0.5),
+            domains=[CategoryRule(domain=pattern, category=category_of[pattern]) for pattern in patterns],
+            # qps = position + 1 tells which entry the policy picked
+            politeness=PolitenessConfig(
+                domains=[PolitenessRule(domain=pattern, qps=i + 1.0) for i, pattern in enumerate(patterns)]
+            ),
+            denylist=deniable,
+        )
+    )
+
+    politeness = policy.politeness(domain)
+    picked = patterns[int(politeness.qps) - 1] if politeness.source == "domain" else None
+    assert picked == winner
+    assert policy.original_category(domain) == (category_of[winner] if winner else policy.config.default_category)
+    deny_chosen = choose_rule(
+        domain, [rule for rule in rules if rule.pattern in deniable], lambda r: r.pattern, lambda r: r.updated_at
+    )
+    assert policy.denylist_match(domain) == (deny_chosen.pattern if deny_chosen else None)

@@ -16,11 +16,11 @@ ROOT = Path(__file__).resolve().parents[2]
 CATEGORIES = """\
 categories:
   primary: 1.0
-  government: 0.9
-  academic: 0.8
-  trusted: 0.7
-  unverified: 0.5
-  low: 0.3
+  government: 0.95
+  academic: 0.90
+  trusted: 0.75
+  low: 0.40
+  unverified: 0.30
   blocked: 0.0
 """
 
@@ -105,9 +105,9 @@ def test_override_errors_name_entry_and_field(tmp_path: Path, extra: str, expect
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        (CATEGORIES.replace("  low: 0.3\n", ""), "categories: missing low"),
+        (CATEGORIES.replace("  low: 0.40\n", ""), "categories: missing low"),
         (CATEGORIES + "  shiny: 0.4\n", "categories: unknown shiny"),
-        (CATEGORIES.replace("low: 0.3", "low: 1.5"), "categories: the weight of 'low' must be between 0 and 1"),
+        (CATEGORIES.replace("low: 0.40", "low: 1.5"), "categories: the weight of 'low' must be between 0 and 1"),
         (CATEGORIES + "default_category: nice\n", "default_category: Input should be"),
         (
             CATEGORIES + "domains:\n  - {domain: a.com, category: low}\n  - {domain: 'ex*ample.com', category: low}\n",
@@ -162,7 +162,7 @@ def test_categories_exact_then_longest_suffix_then_default(tmp_path: Path) -> No
     assert policy.category("sub.example.org") == "unverified"  # exact rules do not cover subdomains
     assert policy.category("example.com") == "unverified"
     assert policy.category("ü..com") == "unverified"
-    assert policy.weight("government") == 0.9
+    assert policy.weight("government") == 0.95
     with pytest.raises(InvalidInputError, match="unknown category"):
         policy.weight("shiny")
 
@@ -316,3 +316,18 @@ def test_shipped_config_loads() -> None:
     assert policy.denylist_match("malware.example") == "malware.example"
     assert policy.denylist_match("x.spam.example") == "*.spam.example"
     assert policy.config.user_overrides == []
+
+
+def test_shipped_category_weights_are_the_seed_values_with_low_above_unverified() -> None:
+    policy = DomainPolicy.load(ROOT / "config/domains.yaml")
+    seed = {
+        "primary": 1.0,
+        "government": 0.95,
+        "academic": 0.90,
+        "trusted": 0.75,
+        "low": 0.40,
+        "unverified": 0.30,
+        "blocked": 0.0,
+    }
+    assert {name: policy.weight(name) for name in seed} == seed
+    assert policy.weight("low") > policy.weight("unverified")  # low = promoted from unverified after verification

@@ -151,7 +151,7 @@ def test_cache_never_judges_a_pair_twice(tmp_path: Path) -> None:
 def test_domain_categories_prefer_exact_then_longest_suffix(tmp_path: Path) -> None:
     path = tmp_path / "domains.yaml"
     path.write_text(
-        "categories: {primary: 1.0, government: 0.9, academic: 0.8, trusted: 0.7, unverified: 0.5, low: 0.3,"
+        "categories: {primary: 1.0, government: 0.95, academic: 0.90, trusted: 0.75, low: 0.40, unverified: 0.30,"
         " blocked: 0.0}\n"
         "default_category: unverified\n"
         "domains:\n"
