@@ -89,9 +89,10 @@ class LocalNeo4j:
 
     def password(self) -> str:
         if not self.password_file.exists():
+            flag = "" if self.instance == "default" else f" --instance {self.instance}"
             raise Neo4jServerError(
                 f"the managed Neo4j instance {self.instance!r} has no password yet",
-                hint=f"run `lyra neo4j start{'' if self.instance == 'default' else ' --instance ' + self.instance}` first",
+                hint=f"run `lyra neo4j start{flag}` first",
             )
         return self.password_file.read_text(encoding="utf-8").strip()
 
