@@ -109,7 +109,7 @@ def services(settings: Settings) -> Iterator[Services]:
 def graph(services: Services) -> Services:
     """Services over an emptied (test-marked) database."""
     # neomodel's connection is process-wide: another Services object (closed since) may have taken it
-    bind_neomodel(services.store.driver, services.settings.neo4j_database)
+    bind_neomodel(services.store.driver, services.settings)
     services.store.run("admin/wipe_all_data", {"batch_size": 10_000})
     services.store.run("admin/mark_test_database")
     return services

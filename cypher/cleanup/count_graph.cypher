@@ -6,4 +6,5 @@ CALL () { MATCH (n:Fragment) RETURN count(n) AS fragments }
 CALL () { MATCH (n:Page) RETURN count(n) AS pages }
 CALL () { MATCH ()-[r:SUPPORTS|REFUTES|NEUTRAL]->() RETURN count(r) AS stance_edges }
 CALL () { MATCH ()-[r:CITES]->() RETURN count(r) AS citations }
-RETURN tasks, claims, fragments, pages, stance_edges, citations
+CALL () { MATCH (n:Job) RETURN count(n) AS jobs }
+RETURN tasks, claims, fragments, pages, stance_edges, citations, jobs

@@ -1,6 +1,7 @@
 // mode: read
 // Everything get_status reports for one task, in one round trip: job counts per state, graph metrics,
-// budget counters and the time of the last activity.
+// budget counters and the time of the last activity. Only datetime values count as activity: a timestamp stored
+// as a string (a Task written by hand) is skipped, and idle_seconds is null when no datetime is left.
 // Params: $task_id
 MATCH (t:Task {id: $task_id})
 CALL (t) {
@@ -33,6 +34,6 @@ RETURN t.id AS task_id, t.hypothesis AS hypothesis, t.status AS status, t.stop_r
        coalesce(t.pages_used, 0) AS pages_used, coalesce(t.seconds_used, 0.0) AS seconds_used,
        queued, running, done, failed, cancelled, claims, supports, refutes, neutral, fragments, pages,
        duration.inSeconds(
-         reduce(m = t.created_at, x IN [t.updated_at, last_job_update, last_edge] |
-                CASE WHEN x IS NOT NULL AND x > m THEN x ELSE m END),
+         reduce(m = null, x IN [t.created_at, t.updated_at, last_job_update, last_edge] |
+                CASE WHEN x IS :: ZONED DATETIME NOT NULL AND (m IS NULL OR x > m) THEN x ELSE m END),
          datetime()).seconds AS idle_seconds

@@ -1,23 +1,21 @@
-"""neomodel node classes: the graph data model as Python classes.
+"""neomodel node classes: the declared schema of the nodes Lyra creates one at a time.
 
-They describe the labels and properties people see in Neo4j Browser. Single-node reads and writes
-(tasks, one claim, one page) go through them; bulk writes use batched UNWIND statements from
-``cypher/evidence/``. Constraints are *not* installed by neomodel: ``cypher/schema/`` owns them.
-neomodel reserves the attribute name ``id``, so the ``id`` property is mapped as ``uid``
-(``db_property="id"``): in the database it is ``id``, as everywhere else in Lyra.
-A claim also carries its per-task label ``Task_<task_id>``, added by ``cypher/evidence/create_claims``.
+A class here states what Lyra *writes*: required properties, allowed values (``choices``), defaults and typed
+timestamps, checked by neomodel before the node is saved. Only ``Task`` is created node by node; everything else
+(claims, pages, fragments, stance edges, jobs, override rules) is written in batches by named statements under
+``cypher/`` that validate their input in pydantic first. Reads do not inflate these classes: a graph may hold nodes
+written by someone else (Neo4j Browser, an import), so repositories read plain properties through named statements
+and tolerate what they find (see :mod:`lyra.graph.tasks`).
+
+Constraints are *not* installed by neomodel: ``cypher/schema/`` owns them. neomodel reserves the attribute name
+``id``, so the ``id`` property is mapped as ``uid`` (``db_property="id"``): in the database it is ``id``, as
+everywhere else in Lyra. Every query neomodel issues runs through
+:class:`lyra.graph.connection.InstrumentedQueryRunner` (timed, slow ones logged, errors as LyraError).
 """
 
 from __future__ import annotations
 
-from neomodel import (
-    DateTimeNeo4jFormatProperty,
-    IntegerProperty,
-    RelationshipFrom,
-    RelationshipTo,
-    StringProperty,
-    StructuredNode,
-)
+from neomodel import DateTimeNeo4jFormatProperty, StringProperty, StructuredNode
 
 TASK_STATUSES = {s: s for s in ("created", "running", "paused", "completed", "failed", "cancelled")}
 
@@ -29,49 +27,3 @@ class TaskNode(StructuredNode):
     status = StringProperty(default="created", choices=TASK_STATUSES)
     created_at = DateTimeNeo4jFormatProperty(default_now=True)
     updated_at = DateTimeNeo4jFormatProperty(default_now=True)
-    claims = RelationshipTo("lyra.graph.nodes.ClaimNode", "HAS_CLAIM")
-
-
-class ClaimNode(StructuredNode):
-    __label__ = "Claim"
-    uid = StringProperty(required=True, db_property="id")
-    task_id = StringProperty(required=True)
-    text = StringProperty(required=True)
-    claim_adoption_status = StringProperty(
-        default="adopted", choices={"adopted": "adopted", "not_adopted": "not_adopted"}
-    )
-    claim_rejection_reason = StringProperty()
-    claim_rejected_at = DateTimeNeo4jFormatProperty()
-    created_at = DateTimeNeo4jFormatProperty(default_now=True)
-    task = RelationshipFrom("lyra.graph.nodes.TaskNode", "HAS_CLAIM")
-
-
-class DomainNode(StructuredNode):
-    __label__ = "Domain"
-    name = StringProperty(required=True)
-    domain_category = StringProperty()
-
-
-class PageNode(StructuredNode):
-    __label__ = "Page"
-    uid = StringProperty(required=True, db_property="id")
-    url = StringProperty(required=True)
-    doi = StringProperty()
-    title = StringProperty()
-    domain = StringProperty()
-    year = IntegerProperty()
-    venue = StringProperty()
-    page_type = StringProperty()
-    crawled_at = DateTimeNeo4jFormatProperty()
-    in_domain = RelationshipTo("lyra.graph.nodes.DomainNode", "IN_DOMAIN")
-    cites = RelationshipTo("lyra.graph.nodes.PageNode", "CITES")
-
-
-class FragmentNode(StructuredNode):
-    __label__ = "Fragment"
-    uid = StringProperty(required=True, db_property="id")
-    text = StringProperty(required=True)
-    text_hash = StringProperty(required=True)
-    extraction_method = StringProperty()
-    position = IntegerProperty()
-    page = RelationshipTo("lyra.graph.nodes.PageNode", "EXTRACTED_FROM")

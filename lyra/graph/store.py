@@ -43,6 +43,20 @@ def to_plain(value: Any) -> Any:
     return value
 
 
+class InvalidGraphDataError(ConflictError):
+    """A node holds data Lyra cannot read (e.g. written by hand in Neo4j Browser without a required property)."""
+
+    code = "invalid_graph_data"
+
+
+def log_query_time(what: str, elapsed: float, slow_seconds: float) -> None:
+    """The one slow-query policy: a warning at or above ``slow_seconds``, else a debug line."""
+    if elapsed >= slow_seconds:
+        log.warning("slow query %s took %.2fs", what, elapsed)
+    else:
+        log.debug("%s took %.3fs", what, elapsed)
+
+
 @contextmanager
 def translate_errors(what: str) -> Iterator[None]:
     """Map driver exceptions to Lyra's error tree (one place for the whole code base)."""
@@ -93,14 +107,11 @@ class GraphStore:
             return str(info.agent)
 
     def _timed(self, query: CypherQuery, fn: Callable[[], T]) -> T:
+        what = f"cypher/{query.name}.cypher"
         start = time.perf_counter()
-        with translate_errors(f"cypher/{query.name}.cypher"):
+        with translate_errors(what):
             result = fn()
-        elapsed = time.perf_counter() - start
-        if elapsed >= self.slow_seconds:
-            log.warning("slow query cypher/%s.cypher took %.2fs", query.name, elapsed)
-        else:
-            log.debug("cypher/%s.cypher took %.3fs", query.name, elapsed)
+        log_query_time(what, time.perf_counter() - start, self.slow_seconds)
         return result
 
     def _query(self, query: CypherQuery) -> Query:

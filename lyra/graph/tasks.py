@@ -1,20 +1,55 @@
-"""Task nodes, through neomodel (single-node reads and writes)."""
+"""Task nodes: created through neomodel (the declared schema), read tolerantly through named statements.
+
+Lyra writes tasks with a known status and Neo4j datetimes, but a graph may hold tasks written by someone else
+(Neo4j Browser, an import). Reading never fails on those values: a status Lyra does not know is shown as it is, a
+temporal value becomes an ISO-8601 string and any other timestamp is shown as given. Only a task without a
+hypothesis cannot be shown; that is an :class:`InvalidGraphDataError` naming the node and the property.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
-
-from neomodel.exceptions import UniqueProperty
 
 from lyra.core.errors import ConflictError, NotFoundError
 from lyra.core.ids import validate_task_id
 from lyra.graph.nodes import TaskNode
-from lyra.graph.store import GraphStore, to_plain, translate_errors
+from lyra.graph.store import GraphStore, InvalidGraphDataError, to_plain
 from lyra.models.graph import TaskCreate
 
+UNKNOWN_STATUS = "unknown"
+TIMESTAMPS = ("created_at", "updated_at")
 
-def _task_dict(node: TaskNode) -> dict[str, Any]:
+
+def readable_timestamp(value: Any) -> str | None:
+    """A stored timestamp for display: temporal values as ISO-8601, anything else as given (``None`` stays)."""
+    if value is None:
+        return None
+    plain = to_plain(value)
+    return plain if isinstance(plain, str) else str(plain)
+
+
+def read_task(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A task row (``id``, ``hypothesis``, ``status``, optional timestamps and counts) as Lyra shows it."""
+    task_id = row["id"]
+    hypothesis = row.get("hypothesis")
+    if hypothesis is None:
+        raise InvalidGraphDataError(
+            f"the Task node with id {task_id!r} has no 'hypothesis' property",
+            hint=f"set it, e.g. in Neo4j Browser: MATCH (t:Task {{id: {task_id!r}}}) SET t.hypothesis = '...'",
+        )
+    out = dict(row)
+    out["hypothesis"] = hypothesis if isinstance(hypothesis, str) else str(to_plain(hypothesis))
+    status = row.get("status")
+    out["status"] = UNKNOWN_STATUS if status is None else status if isinstance(status, str) else str(status)
+    for key in TIMESTAMPS:
+        if key in out:
+            out[key] = readable_timestamp(out[key])
+    return out
+
+
+def _created_task(node: TaskNode) -> dict[str, Any]:
     return {
         "id": node.uid,
         "hypothesis": node.hypothesis,
@@ -29,30 +64,38 @@ class TaskRepository:
         self.store = store
 
     def create(self, task: TaskCreate) -> dict[str, Any]:
-        with translate_errors(f"creating task {task.id!r}"):
-            if TaskNode.nodes.get_or_none(uid=task.id) is not None:
-                raise ConflictError(f"task {task.id!r} already exists")
-            now = datetime.now(UTC)
-            try:
-                node = TaskNode(
-                    uid=task.id, hypothesis=task.hypothesis, status=task.status, created_at=now, updated_at=now
-                ).save()
-            except UniqueProperty:  # created concurrently since the check above
-                raise ConflictError(f"task {task.id!r} already exists") from None
-        return _task_dict(node)
+        """A new Task node, validated by its neomodel class; ConflictError when the id is taken."""
+        if self.exists(task.id):
+            raise ConflictError(f"task {task.id!r} already exists")
+        now = datetime.now(UTC)
+        try:
+            node = TaskNode(
+                uid=task.id, hypothesis=task.hypothesis, status=task.status, created_at=now, updated_at=now
+            ).save()
+        except ConflictError:  # created concurrently since the check above (task_id_unique)
+            raise ConflictError(f"task {task.id!r} already exists") from None
+        return _created_task(node)
+
+    def _row(self, task_id: str) -> dict[str, Any] | None:
+        validate_task_id(task_id)
+        rows = self.store.run("tasks/get_task", {"task_id": task_id})
+        return rows[0] if rows else None
+
+    def _require(self, task_id: str) -> dict[str, Any]:
+        row = self._row(task_id)
+        if row is None:
+            raise NotFoundError(f"task {task_id!r} does not exist", hint="`lyra task list` shows the tasks")
+        return row
+
+    def ensure_exists(self, task_id: str) -> None:
+        """NotFoundError (with a hint) unless the task exists; unlike get, its properties need not be readable."""
+        self._require(task_id)
 
     def get(self, task_id: str) -> dict[str, Any]:
-        validate_task_id(task_id)
-        with translate_errors(f"reading task {task_id!r}"):
-            node = TaskNode.nodes.get_or_none(uid=task_id)
-        if node is None:
-            raise NotFoundError(f"task {task_id!r} does not exist", hint="`lyra task list` shows the tasks")
-        return _task_dict(node)
+        return read_task(self._require(task_id))
 
     def exists(self, task_id: str) -> bool:
-        validate_task_id(task_id)
-        with translate_errors(f"reading task {task_id!r}"):
-            return TaskNode.nodes.get_or_none(uid=task_id) is not None
+        return self._row(task_id) is not None
 
     def list(self) -> list[dict[str, Any]]:
-        return [to_plain(row) for row in self.store.run("tasks/list_tasks")]
+        return [read_task(row) for row in self.store.run("tasks/list_tasks")]

@@ -228,7 +228,9 @@ class TaskStatus(Response):
     milestones: Milestones
     blocked_domains: list[BlockedDomain]
     domain_overrides: list[DomainOverride]
-    idle_seconds: int
+    idle_seconds: int | None = Field(
+        description="seconds since the last activity; null when the task holds no datetime (e.g. written by hand)"
+    )
     waited_seconds: float
     job_list: list[JobInfo] | None = Field(default=None, description="every job (detail=full only)")
     errors: list[str] = Field(default_factory=list, description="errors of failed jobs (latest first, at most 10)")
@@ -393,3 +395,23 @@ class SearchHit(Response):
 
 class SearchResults(Response):
     hits: list[SearchHit]
+
+
+# ----------------------------------------------------------------------------- garbage collection
+class CollectGarbageRequest(Request):
+    dry_run: bool = Field(default=True, description="only count what would be removed; write nothing")
+
+
+class GarbageCounts(Response):
+    claims: int = Field(description="claims no task holds")
+    stance_edges: int = Field(description="stance edges of those claims (and of removed fragments)")
+    fragments: int = Field(description="fragments with no stance edge to a task's claim, on no page a task uses")
+    citations: int = Field(description="CITES edges between two pages that hold no fragment")
+    pages: int = Field(description="pages with no fragment and no CITES edge left")
+    jobs: int = Field(description="jobs no task holds")
+
+
+class GarbageReport(Response):
+    dry_run: bool
+    found: GarbageCounts = Field(description="what was garbage when the collection started (counted first)")
+    removed: GarbageCounts = Field(description="what was removed (all zero in a dry run)")

@@ -1,11 +1,18 @@
-"""Task clean-up per ADR-0005, run as batched Cypher inside Neo4j.
+"""Task clean-up per ADR-0005, and a graph-wide garbage collection, run as batched Cypher inside Neo4j.
 
-* ``soft``: the task's claims, their stance edges and the Task node. Pages and fragments stay
+* ``soft``: the task's claims, their stance edges, its Job nodes and the Task node. Pages and fragments stay
   (they are global and may serve other tasks).
 * ``hard`` (orphans_only): soft, then claims no task holds any more, and, among the fragments and
   pages this task reached, those that nothing else uses: fragments without any stance edge, CITES
   edges whose two pages both hold no fragment, and pages with no fragment and no CITES edge.
   Anything another task still reaches keeps a stance edge (or a fragment) and is therefore kept.
+* :meth:`CleanupService.collect_garbage`: what soft clean-ups leave behind, graph-wide. A page is *in use* when
+  one of its fragments has a stance edge to a claim a Task holds. Removed, in this order: claims no Task holds
+  (with their stance edges); fragments with no stance edge left that are on no page in use (so a document a task
+  uses keeps every passage, judged or not); CITES edges whose two pages both hold no fragment; pages with no
+  fragment and no CITES edge; Job nodes no Task holds. Domains, override rules and every audit node
+  (FeedbackEvent, DomainOverrideEvent, NLICorrection, SecurityFinding, Calibrator, CalibrationEvaluation) are
+  never touched.
 """
 
 from __future__ import annotations
@@ -14,9 +21,11 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from lyra.core.errors import ConflictError
 from lyra.core.ids import validate_task_id
 from lyra.graph.store import GraphStore
 from lyra.graph.tasks import TaskRepository
+from lyra.models.api import GarbageCounts, GarbageReport
 
 CleanupMode = Literal["soft", "hard"]
 
@@ -28,6 +37,7 @@ class GraphCounts(BaseModel):
     pages: int
     stance_edges: int
     citations: int
+    jobs: int
 
 
 class CleanupReport(BaseModel):
@@ -49,11 +59,12 @@ class CleanupService:
 
     def cleanup(self, task_id: str, mode: CleanupMode) -> CleanupReport:
         validate_task_id(task_id)
-        self.tasks.get(task_id)  # NotFoundError before anything is touched
+        self.tasks.ensure_exists(task_id)  # NotFoundError before anything is touched (even for an unreadable task)
         before = self.counts()
         reach = self.store.run("cleanup/task_reach", {"task_id": task_id})[0]
         batch = {"batch_size": self.batch_size}
         self.store.run("cleanup/delete_task_claims", {"task_id": task_id, **batch})
+        self.store.run("cleanup/delete_task_jobs", {"task_id": task_id, **batch})
         self.store.run("cleanup/delete_task_node", {"task_id": task_id})
         if mode == "hard":
             self.store.run("cleanup/delete_orphan_claims", batch)
@@ -63,3 +74,38 @@ class CleanupService:
         after = self.counts()
         removed = GraphCounts(**{k: getattr(before, k) - getattr(after, k) for k in GraphCounts.model_fields})
         return CleanupReport(task_id=task_id, mode=mode, before=before, after=after, removed=removed)
+
+    def collect_garbage(self, dry_run: bool) -> GarbageReport:
+        """Count the garbage (always first); unless ``dry_run``, remove it and report what each step removed.
+
+        Refuses to remove anything while a job is running: a job writes its pages and fragments before the stance
+        edges that make them used, so it would lose evidence mid-way.
+        """
+        counted = self.store.run("cleanup/count_garbage")[0]
+        found = GarbageCounts(**{k: counted[k] for k in GarbageCounts.model_fields})
+        if dry_run:
+            return GarbageReport(
+                dry_run=True, found=found, removed=GarbageCounts(**dict.fromkeys(GarbageCounts.model_fields, 0))
+            )
+        running = int(counted["running_jobs"])
+        if running:
+            raise ConflictError(
+                f"garbage collection cannot run while {running} job(s) are running: it would remove the pages "
+                "and fragments they are writing",
+                hint="wait until get_status shows no running job, or stop the tasks first; a dry run is allowed",
+            )
+        batch = {"batch_size": self.batch_size}
+        claims = self.store.run("cleanup/delete_orphan_claims", batch)[0]
+        fragments = self.store.run("cleanup/sweep_unused_fragments", batch)[0]
+        citations = self.store.run("cleanup/sweep_orphan_citations", batch)[0]
+        pages = self.store.run("cleanup/sweep_unused_pages", batch)[0]
+        jobs = self.store.run("cleanup/delete_orphan_jobs", batch)[0]
+        removed = GarbageCounts(
+            claims=claims["claims"],
+            stance_edges=claims["stance_edges"] + fragments["stance_edges"],
+            fragments=fragments["fragments"],
+            citations=citations["citations"],
+            pages=pages["pages"],
+            jobs=jobs["jobs"],
+        )
+        return GarbageReport(dry_run=False, found=found, removed=removed)

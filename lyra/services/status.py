@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lyra.graph.store import GraphStore, to_plain
-from lyra.graph.tasks import TaskRepository
+from lyra.graph.tasks import TaskRepository, read_task
 from lyra.models.api import (
     BlockedDomain,
     Budget,
@@ -89,10 +89,12 @@ class StatusService:
         has_evidence = sum(edges.values()) > 0
         failed = [j for j in jobs if j["state"] == "failed" and j["error"]]
         failed.sort(key=lambda j: j["finished_at"] or "", reverse=True)
+        task = read_task({"id": row["task_id"], "hypothesis": row["hypothesis"], "status": row["status"]})
+        idle = row["idle_seconds"]
         return TaskStatus(
             task_id=row["task_id"],
-            hypothesis=row["hypothesis"],
-            status=row["status"],
+            hypothesis=task["hypothesis"],
+            status=task["status"],
             stop_requested=row["stop_requested"],
             jobs=counts,
             metrics=Metrics(pages=row["pages"], fragments=row["fragments"], claims=row["claims"], edges=edges),
@@ -106,7 +108,7 @@ class StatusService:
             ),
             blocked_domains=blocked,
             domain_overrides=overrides,
-            idle_seconds=max(0, int(row["idle_seconds"])),
+            idle_seconds=None if idle is None else max(0, int(idle)),
             waited_seconds=round(waited, 3),
             job_list=[JobInfo(**{**j, "result": json.loads(j["result"]) if j["result"] else None}) for j in jobs]
             if full

@@ -1,10 +1,16 @@
-"""Soft and hard (orphans_only) clean-up with two tasks sharing pages and fragments (ADR-0005)."""
+"""Soft and hard (orphans_only) clean-up with two tasks sharing pages and fragments (ADR-0005), and the
+graph-wide garbage collection of what soft clean-ups leave behind."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 from lyra.bootstrap import Services
+from lyra.core.errors import ConflictError
+from lyra.models.api import GarbageCounts, QueueTargetsRequest, Target
+from lyra.services.jobs import JobService
 
 pytestmark = pytest.mark.neo4j
 
@@ -59,12 +65,23 @@ def ids(services: Services, label: str) -> set[str]:
     return {r["id"] for r in records}
 
 
+def cypher(services: Services, query: str) -> None:
+    services.store.driver.execute_query(query, database_=services.store.database)
+
+
+def label_counts(services: Services) -> dict[str, int]:
+    records, _, _ = services.store.driver.execute_query(
+        "MATCH (n) UNWIND labels(n) AS label RETURN label, count(*) AS n", database_=services.store.database
+    )
+    return {r["label"]: r["n"] for r in records}
+
+
 def test_soft_cleanup_removes_only_the_task_scope(graph: Services) -> None:
     built = build_two_tasks(graph)
     before_b = graph.materials.claim_confidences("task_b")
     report = graph.cleanup.cleanup("task_a", "soft")
     assert report.removed.tasks == 1 and report.removed.claims == 1 and report.removed.stance_edges == 3
-    assert report.removed.pages == report.removed.fragments == report.removed.citations == 0
+    assert report.removed.pages == report.removed.fragments == report.removed.citations == report.removed.jobs == 0
     assert ids(graph, "Task") == {"task_b"}
     assert ids(graph, "Fragment") == set(built["fragments"])
     assert graph.materials.claim_confidences("task_b") == before_b
@@ -110,3 +127,129 @@ def test_cleanup_runs_in_batches_larger_than_the_batch_size(graph: Services) -> 
     graph.tasks.add_claims("big_task", [f"claim {i}" for i in range(450)])
     report = graph.cleanup.cleanup("big_task", "soft")
     assert report.removed.claims == 450
+
+
+# ----------------------------------------------------------------------------- jobs
+def test_soft_cleanup_removes_the_task_jobs_so_a_task_created_again_queues_its_targets_afresh(
+    graph: Services, tmp_path: Path
+) -> None:
+    (tmp_path / "a.md").write_text("# A\n\nSome text about a topic that is long enough.", encoding="utf-8")
+    jobs = JobService(graph.store, graph.task_repo, [tmp_path])
+    request = QueueTargetsRequest(task_id="again", targets=[Target(kind="file", value="a.md")])
+    graph.tasks.create_task("again", "A task can be created again after a clean-up")
+    first = jobs.queue(request)
+    cypher(graph, "MATCH (j:Job) SET j.state = 'done'")  # it ran; queueing it again would be a duplicate
+    report = graph.cleanup.cleanup("again", "soft")
+    assert (report.removed.jobs, report.after.jobs) == (1, 0)
+    graph.tasks.create_task("again", "A task can be created again after a clean-up")
+    second = jobs.queue(request)
+    assert (second.queued, second.duplicates) == (1, 0)
+    assert second.jobs[0].job_id != first.jobs[0].job_id and second.jobs[0].state == "queued"
+
+
+def test_soft_cleanup_leaves_other_tasks_jobs_alone(graph: Services, tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("# A\n\nSome text about a topic that is long enough.", encoding="utf-8")
+    jobs = JobService(graph.store, graph.task_repo, [tmp_path])
+    for task_id in ("task_a", "task_b"):
+        graph.tasks.create_task(task_id, task_id)
+        jobs.queue(QueueTargetsRequest(task_id=task_id, targets=[Target(kind="file", value="a.md")]))
+    graph.cleanup.cleanup("task_a", "soft")
+    assert graph.store.run("jobs/task_jobs", {"task_id": "task_b"})[0]["state"] == "queued"
+    assert graph.cleanup.counts().jobs == 1
+
+
+# ----------------------------------------------------------------------------- garbage collection
+def test_gc_after_soft_cleaning_one_task_keeps_everything_the_other_task_reaches(graph: Services) -> None:
+    built = build_two_tasks(graph)
+    p_shared, _p_a, p_b, _p_cited = built["pages"]
+    f_shared, _f_a, f_b, f_shared_page_a = built["fragments"]
+    before_b = graph.materials.claim_confidences("task_b")
+    graph.cleanup.cleanup("task_a", "soft")
+    cypher(graph, "CREATE (:Job {id: 'job_left_behind', key: 'k', task_id: 'gone', state: 'done'})")
+    report = graph.cleanup.collect_garbage(dry_run=False)
+    # f_a and its page go (with p_a's citation and the page it cited); B's pages, fragments and citation stay,
+    # and so does the unjudged fragment on the shared page, whose page B uses.
+    assert ids(graph, "Fragment") == {f_shared, f_b, f_shared_page_a}
+    assert ids(graph, "Page") == {p_shared, p_b}
+    assert ids(graph, "Job") == set()
+    expected = GarbageCounts(claims=0, stance_edges=0, fragments=1, citations=1, pages=2, jobs=1)
+    assert report.found == report.removed == expected
+    assert graph.materials.claim_confidences("task_b") == before_b
+    assert graph.cleanup.counts().citations == 1
+
+
+def test_gc_after_soft_cleaning_both_tasks_empties_the_evidence_but_keeps_domains_rules_and_audit(
+    graph: Services,
+) -> None:
+    build_two_tasks(graph)
+    (claim_b,) = ids(graph, "Claim") - {
+        c["claim_id"] for c in graph.store.run("tasks/task_claims", {"task_id": "task_a"})
+    }
+    cypher(
+        graph,
+        f"""
+        MATCH (c:Claim {{id: '{claim_b}'}}), (d:Domain {{name: 'only-b.org'}})
+        CREATE (c)-[:SOURCE_REJECTED {{reason: 'dangerous_pattern'}}]->(d)
+        CREATE (:SecurityFinding {{id: 'sf1', task_id: 'task_b'}})-[:FOUND_ON]->(d)
+        CREATE (:FeedbackEvent {{id: 'fe1', task_id: 'task_b'}}), (:NLICorrection {{id: 'nc1', task_id: 'task_b'}})
+        CREATE (:DomainOverrideRule {{id: 'r1', domain_pattern: 'only-b.org', is_active: true}})
+        CREATE (:DomainOverrideEvent {{id: 'e1', rule_id: 'r1'}})
+        CREATE (:Calibrator {{version: 1}}), (:CalibrationEvaluation {{id: 'ce1', version: 1}})
+        """,
+    )
+    kept = {k: v for k, v in label_counts(graph).items() if k not in ("Task", "Claim", "Fragment", "Page")}
+    kept = {k: v for k, v in kept.items() if not k.startswith("Task_")}
+    graph.cleanup.cleanup("task_a", "soft")
+    cypher(graph, "MATCH (t:Task {id: 'task_b'}) DETACH DELETE t")  # an interrupted soft clean-up of B
+    report = graph.cleanup.collect_garbage(dry_run=False)
+    assert report.removed == GarbageCounts(claims=1, stance_edges=2, fragments=4, citations=2, pages=4, jobs=0)
+    c = graph.cleanup.counts()
+    assert (c.tasks, c.claims, c.fragments, c.pages, c.stance_edges, c.citations, c.jobs) == (0, 0, 0, 0, 0, 0, 0)
+    assert label_counts(graph) == kept  # Domain, SecurityFinding, rules, events, corrections, calibrators
+
+
+def test_a_gc_dry_run_counts_what_a_real_run_removes_and_writes_nothing(graph: Services) -> None:
+    build_two_tasks(graph)
+    graph.cleanup.cleanup("task_a", "soft")
+    cypher(graph, "MATCH (t:Task {id: 'task_b'}) DETACH DELETE t")
+    before = graph.cleanup.counts()
+    dry = graph.cleanup.collect_garbage(dry_run=True)
+    assert graph.cleanup.counts() == before
+    assert dry.dry_run and dry.removed == GarbageCounts(
+        claims=0, stance_edges=0, fragments=0, citations=0, pages=0, jobs=0
+    )
+    assert dry.found == GarbageCounts(claims=1, stance_edges=2, fragments=4, citations=2, pages=4, jobs=0)
+    real = graph.cleanup.collect_garbage(dry_run=False)
+    assert real.found == real.removed == dry.found
+    assert graph.cleanup.collect_garbage(dry_run=True).found == GarbageCounts(
+        claims=0, stance_edges=0, fragments=0, citations=0, pages=0, jobs=0
+    )
+
+
+def test_gc_refuses_to_remove_anything_while_a_job_is_running(graph: Services) -> None:
+    build_two_tasks(graph)
+    graph.cleanup.cleanup("task_a", "soft")
+    cypher(
+        graph,
+        "MATCH (t:Task {id: 'task_b'}) CREATE (t)-[:HAS_JOB]->(:Job {id: 'j1', task_id: 'task_b', state: 'running'})",
+    )
+    before = graph.cleanup.counts()
+    with pytest.raises(ConflictError, match="1 job"):
+        graph.cleanup.collect_garbage(dry_run=False)
+    assert graph.cleanup.counts() == before
+    assert graph.cleanup.collect_garbage(dry_run=True).found.fragments == 1
+
+
+def test_a_running_job_of_a_task_that_is_gone_does_not_block_gc_and_is_removed(graph: Services) -> None:
+    cypher(graph, "CREATE (:Job {id: 'j1', task_id: 'gone', state: 'running'})")
+    assert graph.cleanup.collect_garbage(dry_run=False).removed.jobs == 1
+
+
+def test_gc_runs_in_batches_larger_than_the_batch_size(graph: Services) -> None:
+    # the test settings use cleanup_batch_size=200; 450 orphan claims need three batches
+    graph.tasks.create_task("big_task", "big", hypothesis_as_claim=False)
+    graph.tasks.add_claims("big_task", [f"claim {i}" for i in range(450)])
+    cypher(graph, "MATCH (t:Task {id: 'big_task'}) DETACH DELETE t")
+    report = graph.cleanup.collect_garbage(dry_run=False)
+    assert report.found.claims == report.removed.claims == 450
+    assert graph.cleanup.counts().claims == 0

@@ -1,0 +1,68 @@
+// mode: read
+// What the garbage collection would remove now (it runs these counts first, dry run or not), and how many jobs of
+// existing tasks are running. A page is *in use* when one of its fragments has a stance edge to a claim a Task
+// holds; a fragment *stays* when it has such an edge itself or one of its pages is in use. Garbage, in the order it
+// is removed (each step counted as if the steps before it had run):
+// * claims no Task holds (no (:Task)-[:HAS_CLAIM]->), with their stance edges;
+// * fragments that do not stay (once those claims are gone: no stance edge at all, and no page in use);
+// * CITES edges whose two pages both hold no fragment that stays;
+// * pages that hold no fragment that stays and have no CITES edge to a page that holds one;
+// * jobs no Task holds (no (:Task)-[:HAS_JOB]->).
+CALL () {
+  MATCH (c:Claim)
+  WHERE NOT EXISTS { (:Task)-[:HAS_CLAIM]->(c) }
+  RETURN count(c) AS claims, coalesce(sum(COUNT { (c)<-[:SUPPORTS|REFUTES|NEUTRAL]-() }), 0) AS stance_edges
+}
+CALL () {
+  MATCH (f:Fragment)
+  WHERE NOT EXISTS { (f)-[:SUPPORTS|REFUTES|NEUTRAL]->(:Claim)<-[:HAS_CLAIM]-(:Task) }
+    AND NOT EXISTS {
+      (f)-[:EXTRACTED_FROM]->(:Page)<-[:EXTRACTED_FROM]-(:Fragment)
+        -[:SUPPORTS|REFUTES|NEUTRAL]->(:Claim)<-[:HAS_CLAIM]-(:Task)
+    }
+  RETURN count(f) AS fragments
+}
+CALL () {
+  // p keeps a fragment: p is in use, or one of its fragments is also on a page in use
+  MATCH (p:Page)-[r:CITES]->(q:Page)
+  WHERE NOT EXISTS { (p)<-[:EXTRACTED_FROM]-(:Fragment)-[:SUPPORTS|REFUTES|NEUTRAL]->(:Claim)<-[:HAS_CLAIM]-(:Task) }
+    AND NOT EXISTS {
+      (p)<-[:EXTRACTED_FROM]-(:Fragment)-[:EXTRACTED_FROM]->(:Page)<-[:EXTRACTED_FROM]-(:Fragment)
+        -[:SUPPORTS|REFUTES|NEUTRAL]->(:Claim)<-[:HAS_CLAIM]-(:Task)
+    }
+    AND NOT EXISTS { (q)<-[:EXTRACTED_FROM]-(:Fragment)-[:SUPPORTS|REFUTES|NEUTRAL]->(:Claim)<-[:HAS_CLAIM]-(:Task) }
+    AND NOT EXISTS {
+      (q)<-[:EXTRACTED_FROM]-(:Fragment)-[:EXTRACTED_FROM]->(:Page)<-[:EXTRACTED_FROM]-(:Fragment)
+        -[:SUPPORTS|REFUTES|NEUTRAL]->(:Claim)<-[:HAS_CLAIM]-(:Task)
+    }
+  RETURN count(r) AS citations
+}
+CALL () {
+  MATCH (p:Page)
+  WHERE NOT EXISTS { (p)<-[:EXTRACTED_FROM]-(:Fragment)-[:SUPPORTS|REFUTES|NEUTRAL]->(:Claim)<-[:HAS_CLAIM]-(:Task) }
+    AND NOT EXISTS {
+      (p)<-[:EXTRACTED_FROM]-(:Fragment)-[:EXTRACTED_FROM]->(:Page)<-[:EXTRACTED_FROM]-(:Fragment)
+        -[:SUPPORTS|REFUTES|NEUTRAL]->(:Claim)<-[:HAS_CLAIM]-(:Task)
+    }
+    AND NOT EXISTS {
+      (p)-[:CITES]-(q:Page)
+      WHERE EXISTS { (q)<-[:EXTRACTED_FROM]-(:Fragment)-[:SUPPORTS|REFUTES|NEUTRAL]->(:Claim)<-[:HAS_CLAIM]-(:Task) }
+         OR EXISTS {
+           (q)<-[:EXTRACTED_FROM]-(:Fragment)-[:EXTRACTED_FROM]->(:Page)<-[:EXTRACTED_FROM]-(:Fragment)
+             -[:SUPPORTS|REFUTES|NEUTRAL]->(:Claim)<-[:HAS_CLAIM]-(:Task)
+         }
+    }
+  RETURN count(p) AS pages
+}
+CALL () {
+  MATCH (j:Job)
+  WHERE NOT EXISTS { (:Task)-[:HAS_JOB]->(j) }
+  RETURN count(j) AS jobs
+}
+CALL () {
+  // a running job no Task holds writes nothing any task uses (and is itself garbage), so it does not count
+  MATCH (j:Job {state: 'running'})
+  WHERE EXISTS { (:Task)-[:HAS_JOB]->(j) }
+  RETURN count(j) AS running_jobs
+}
+RETURN claims, stance_edges, fragments, citations, pages, jobs, running_jobs

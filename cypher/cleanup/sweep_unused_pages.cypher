@@ -1,0 +1,10 @@
+// mode: write
+// transactions: auto
+// Garbage collection, step 4: pages with no fragment and no CITES edge left (the graph-wide form of
+// delete_orphan_pages). Their Domain nodes stay. Params: $batch_size
+MATCH (p:Page)
+WHERE NOT EXISTS { (p)<-[:EXTRACTED_FROM]-(:Fragment) } AND NOT EXISTS { (p)-[:CITES]-() }
+CALL (p) {
+  DETACH DELETE p
+} IN TRANSACTIONS OF $batch_size ROWS
+RETURN count(*) AS pages
