@@ -45,6 +45,7 @@ STATUS_FOR_ERROR: dict[type[LyraError], int] = {
     errors.ConflictError: status.HTTP_409_CONFLICT,
     errors.BudgetExhausted: status.HTTP_409_CONFLICT,
     errors.JobCancelled: status.HTTP_409_CONFLICT,
+    errors.InvalidGraphDataError: status.HTTP_409_CONFLICT,
     errors.UnavailableError: status.HTTP_503_SERVICE_UNAVAILABLE,
     errors.GraphUnavailableError: status.HTTP_503_SERVICE_UNAVAILABLE,
     errors.SourceUnavailable: status.HTTP_503_SERVICE_UNAVAILABLE,
@@ -246,6 +247,11 @@ def _install_routes(app: FastAPI, ops: Operations) -> None:
     def query_graph(request: api.QueryGraphRequest) -> api.QueryResult:
         """Read-only Cypher (refused unless EXPLAIN says read-only), with a timeout and a row limit."""
         return ops.query_graph(request)
+
+    @app.post(f"{PREFIX}/maintenance/gc", tags=["maintenance"])
+    def collect_garbage(request: Annotated[api.CollectGarbageRequest | None, Body()] = None) -> api.GarbageReport:
+        """Graph-wide orphan sweep (counts first; dry_run defaults to true; refused with 409 while jobs run)."""
+        return ops.collect_garbage(request or api.CollectGarbageRequest())
 
     @app.post(f"{PREFIX}/search", tags=["explore"])
     def vector_search(request: api.VectorSearchRequest) -> api.SearchResults:

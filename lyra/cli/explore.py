@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from lyra.cli.common import handle_errors, operations, out, parse_params
-from lyra.models.api import QueryGraphRequest, QueryViewRequest, VectorSearchRequest
+from lyra.models.api import CollectGarbageRequest, QueryGraphRequest, QueryViewRequest, VectorSearchRequest
 from lyra.models.validation import parse_one
 
 graph_app = typer.Typer(help="Load, inspect and maintain evidence graphs.", no_args_is_help=True)
@@ -62,6 +62,17 @@ def graph_load(path: Path) -> None:
     """Load an evidence graph described in JSON (format: lyra/services/graph_import.py)."""
     with operations() as ops:
         out.print_json(ops.load_graph(path).model_dump_json())
+
+
+@graph_app.command("gc")
+@handle_errors
+def graph_gc(
+    apply: bool = typer.Option(False, "--apply", help="remove the garbage (default: only count it)"),
+) -> None:
+    """Sweep what soft clean-ups leave: claims and jobs no task holds, fragments no task's claim uses on pages no
+    task uses, citations and pages left empty. Counts first; removes only with --apply (never while jobs run)."""
+    with operations() as ops:
+        out.print_json(ops.collect_garbage(CollectGarbageRequest(dry_run=not apply)).model_dump_json())
 
 
 @handle_errors

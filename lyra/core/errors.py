@@ -8,7 +8,8 @@ Tree (``code`` in brackets; tests/unit/test_errors.py checks that this tree and 
     ├── NotFoundError [not_found]                       a named object (task, claim, edge, view...) does not exist
     ├── ConflictError [conflict]                        the request clashes with what is stored
     │   ├── BudgetExhausted [budget_exhausted]          the task used its page or time budget
-    │   └── JobCancelled [job_cancelled]                a running job saw a stop request
+    │   ├── JobCancelled [job_cancelled]                a running job saw a stop request
+    │   └── InvalidGraphDataError [invalid_graph_data]  a node holds data Lyra cannot read (written by another tool)
     ├── UnavailableError [unavailable]                  something Lyra depends on cannot serve now
     │   ├── GraphUnavailableError [graph_unavailable]   Neo4j cannot be reached or refused the credentials
     │   ├── SourceUnavailable [source_not_available]    an outside source (web, academic API) cannot be used
@@ -79,6 +80,12 @@ class JobCancelled(ConflictError):
     """A running job saw a stop request (``stop_task(mode=immediate)``)."""
 
     code = "job_cancelled"
+
+
+class InvalidGraphDataError(ConflictError):
+    """A node holds data Lyra cannot read (e.g. written by hand in Neo4j Browser without a required property)."""
+
+    code = "invalid_graph_data"
 
 
 class UnavailableError(LyraError):

@@ -24,10 +24,10 @@ from neomodel.exceptions import ConstraintValidationFailed, InflateError
 from neomodel.sync_.connection import ConnectionManager
 from neomodel.sync_.query import QueryRunner
 
-from lyra.core.errors import ConfigError, ConflictError, GraphUnavailableError
+from lyra.core.errors import ConfigError, ConflictError, GraphUnavailableError, InvalidGraphDataError
 from lyra.core.settings import Settings
 from lyra.graph.server import NEO4J_USERNAME, LocalNeo4j
-from lyra.graph.store import InvalidGraphDataError, log_query_time, open_driver, translate_errors
+from lyra.graph.store import log_query_time, open_driver, translate_errors
 
 QUERY_PREVIEW_CHARS = 100
 

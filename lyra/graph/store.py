@@ -43,12 +43,6 @@ def to_plain(value: Any) -> Any:
     return value
 
 
-class InvalidGraphDataError(ConflictError):
-    """A node holds data Lyra cannot read (e.g. written by hand in Neo4j Browser without a required property)."""
-
-    code = "invalid_graph_data"
-
-
 def log_query_time(what: str, elapsed: float, slow_seconds: float) -> None:
     """The one slow-query policy: a warning at or above ``slow_seconds``, else a debug line."""
     if elapsed >= slow_seconds:

@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from lyra.core.errors import ConflictError, NotFoundError
+from lyra.core.errors import ConflictError, InvalidGraphDataError, NotFoundError
 from lyra.core.ids import validate_task_id
 from lyra.graph.nodes import TaskNode
-from lyra.graph.store import GraphStore, InvalidGraphDataError, to_plain
+from lyra.graph.store import GraphStore, to_plain
 from lyra.models.graph import TaskCreate
 
 UNKNOWN_STATUS = "unknown"

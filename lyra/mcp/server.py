@@ -258,6 +258,20 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
             read_only=True,
         ),
         ToolSpec(
+            "collect_garbage",
+            "Sweep orphaned graph data",
+            "Graph-wide clean-up of what soft clean-ups leave behind: claims and jobs no task holds, fragments with "
+            "no stance edge to a task's claim on pages no task uses, citations and pages left empty. Always counts "
+            "first; dry_run=true (default) only counts. Refused while any job runs. Domains, override rules and the "
+            "audit log are never touched.",
+            api.CollectGarbageRequest,
+            api.GarbageReport,
+            ops.collect_garbage,
+            read_only=False,
+            destructive=True,
+            idempotent=True,
+        ),
+        ToolSpec(
             "feedback",
             "Human corrections",
             "Record a human decision; it is audited (append-only) and reflected at once. {task_id, action, args}:\n"

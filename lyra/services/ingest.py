@@ -44,6 +44,8 @@ OWN_DELIMITERS = ("<<passage-", "<</passage-")
 class CategorySource(Protocol):
     def category(self, domain: str) -> str: ...
 
+    def weight(self, category: str) -> float: ...
+
 
 T = TypeVar("T")
 Progress = Callable[[str, int], None]  # (counter name, increment)
@@ -351,6 +353,14 @@ class IngestService:
             self.tasks.add_claims(task_id, new)
         return new
 
+    def _category_weight(self, category: str | None) -> float:
+        """Ranking weight of a fragment's domain category (decision 3: ranking is the one place a category
+        counts); a category this policy does not know (a graph written elsewhere) weighs as unverified."""
+        try:
+            return self.domains.weight(category or "unverified")
+        except LyraError:
+            return self.domains.weight("unverified")
+
     # ----------------------------------------------------------------- judging
     def _judge_claims(
         self, task_id: str, fragment_ids: list[str], report: IngestReport, timer: _Timer, tick: Progress
@@ -364,8 +374,11 @@ class IngestService:
         vectors = np.asarray([r["embedding"] for r in rows], dtype=np.float32)
         claim_vectors = timer.run(lambda: self.embedder.embed([c["text"] for c in claims]))
         pairs: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        weights = [self._category_weight(r.get("domain_category")) for r in rows]
         for claim, claim_vector in zip(claims, claim_vectors, strict=True):
-            ranked = self.ranker.rank(claim["text"], claim_vector, texts, vectors, self.settings.nli_top_k)
+            ranked = self.ranker.rank(
+                claim["text"], claim_vector, texts, vectors, self.settings.nli_top_k, weights=weights
+            )
             pairs.extend((claim, rows[c.index]) for c in ranked)
         report.pairs_ranked = len(pairs)
         cache = self.judge.cache if isinstance(self.judge, CachedJudge) else None

@@ -16,9 +16,11 @@ from lyra.graph.connection import ConnectionInfo
 from lyra.graph.store import GraphStore, to_plain
 from lyra.graph.tasks import TaskRepository
 from lyra.models.api import (
+    CollectGarbageRequest,
     CreateTaskRequest,
     CreateTaskResponse,
     EvidenceGraph,
+    GarbageReport,
     GetEvidenceGraphRequest,
     GetMaterialsRequest,
     GetStatusRequest,
@@ -154,6 +156,10 @@ class Operations:
             cleanup_result=result,
             resumable=request.cleanup == "none",
         )
+
+    def collect_garbage(self, request: CollectGarbageRequest) -> GarbageReport:
+        """The global orphan sweep (what soft clean-ups leave behind): counts first; removes unless dry_run."""
+        return self.cleanup.collect_garbage(request.dry_run)
 
     # ---------------------------------------------------------- synchronous ingest (CLI)
     def ingest(self, request: IngestRequest, progress: Progress | None = None) -> IngestReport:

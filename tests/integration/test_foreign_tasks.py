@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lyra.bootstrap import Services
-from lyra.graph.store import InvalidGraphDataError
+from lyra.core.errors import InvalidGraphDataError
 from lyra.models.api import GetMaterialsRequest, GetStatusRequest
 
 pytestmark = pytest.mark.neo4j

@@ -30,6 +30,7 @@ TOOLS = {
     "list_views": (True, False),
     "query_view": (True, False),
     "vector_search": (True, False),
+    "collect_garbage": (False, True),
     "feedback": (False, True),
     "check_domain": (True, False),
     "calibration_metrics": (False, False),

@@ -9,10 +9,9 @@ import pytest
 from neomodel import db as neomodel_db
 
 from lyra.bootstrap import Services
-from lyra.core.errors import ConflictError, GraphQueryError
+from lyra.core.errors import ConflictError, GraphQueryError, InvalidGraphDataError
 from lyra.graph.connection import InstrumentedQueryRunner, instrument_neomodel
 from lyra.graph.nodes import TaskNode
-from lyra.graph.store import InvalidGraphDataError
 
 pytestmark = pytest.mark.neo4j
 

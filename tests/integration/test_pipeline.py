@@ -172,3 +172,29 @@ def test_research_command_extracts_claims_and_prints_materials(
 
 def pipeline_claims(services: Services, task_id: str) -> list[str]:
     return [c.text for c in services.materials.claim_confidences(task_id)]
+
+
+def test_domain_category_weights_decide_which_fragment_reaches_the_judge(
+    graph: Services, settings: Settings, tmp_path: Path
+) -> None:
+    blog = f"{CLAIM} Readers of this blog have said so for years, and we agree with them."
+    journal = "Among 300 hypertensive adults, drug Q reduced systolic pressure by 9 mmHg against placebo."
+    rows = [
+        {"title": "A blog", "abstract": blog, "url": "https://blog.example.net/drug-q"},
+        {"title": "A trial", "abstract": journal, "url": "https://journals.example.org/q7", "year": 2025},
+    ]
+    (tmp_path / "two.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    svc = build_services(settings.model_copy(update={"state_dir": tmp_path / "state", "nli_top_k": 1}))
+    try:
+        # without weights the blog passage is the more relevant one (it repeats the claim) ...
+        vectors = svc.models.embedder.embed([blog, journal])
+        claim_vector = svc.models.embedder.embed([CLAIM])[0]
+        unweighted = svc.ingest.ranker.rank(CLAIM, claim_vector, [blog, journal], vectors, 1)
+        assert unweighted[0].index == 0
+        # ... but the pipeline weighs an unverified blog (0.30) below an academic journal (0.90)
+        report = svc.ingest.ingest([tmp_path / "two.jsonl"], "weighted", [CLAIM])
+        assert report.pairs_judged == 1
+        (edge,) = edges_of(svc, "weighted")
+        assert journal in str(edge["text"]) and edge["category"] == "academic"
+    finally:
+        svc.close()
