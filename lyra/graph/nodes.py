@@ -44,6 +44,8 @@ class ClaimNode(StructuredNode):
     claim_rejected_at = DateTimeNeo4jFormatProperty()
     created_at = DateTimeNeo4jFormatProperty(default_now=True)
     task = RelationshipFrom("lyra.graph.nodes.TaskNode", "HAS_CLAIM")
+    # the passages an extracted claim came from (none for a claim a person wrote)
+    extracted_from = RelationshipTo("lyra.graph.nodes.FragmentNode", "EXTRACTED_FROM")
 
 
 class DomainNode(StructuredNode):
