@@ -7,6 +7,7 @@
 // Params: $batch_size
 MATCH (f:Fragment)
 WHERE NOT EXISTS { (f)-[:SUPPORTS|REFUTES|NEUTRAL]->(:Claim)<-[:HAS_CLAIM]-(:Task) }
+  AND NOT EXISTS { (f)<-[:EXTRACTED_FROM]-(:Claim)<-[:HAS_CLAIM]-(:Task) }  // the source of a held claim stays
   AND NOT EXISTS {
     (f)-[:EXTRACTED_FROM]->(:Page)<-[:EXTRACTED_FROM]-(:Fragment)
       -[:SUPPORTS|REFUTES|NEUTRAL]->(:Claim)<-[:HAS_CLAIM]-(:Task)

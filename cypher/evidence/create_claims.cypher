@@ -1,6 +1,9 @@
 // mode: write
-// Claims are task-scoped: always new, labelled Claim and Task_<task_id>, hung under their Task.
-// Params: $task_id, $task_label (built from the validated id), $rows = [{id, text}]
+// Claims are task-scoped: always new, labelled Claim and Task_<task_id>, hung under their Task. A claim extracted
+// from fragments (by the LLM) is linked to them in the same write: (Claim)-[:EXTRACTED_FROM]->(Fragment); through
+// (Fragment)-[:EXTRACTED_FROM]->(Page)-[:IN_DOMAIN]->(Domain) those are its source domains (seed 003 decision 18).
+// A claim a person wrote has no EXTRACTED_FROM. `linked` lets the caller check that every fragment was found.
+// Params: $task_id, $task_label (built from the validated id), $rows = [{id, text, source_fragment_ids}]
 MATCH (t:Task {id: $task_id})
 UNWIND $rows AS row
 CREATE (c:Claim {id: row.id, task_id: $task_id, text: row.text, claim_adoption_status: 'adopted',
@@ -8,4 +11,11 @@ CREATE (c:Claim {id: row.id, task_id: $task_id, text: row.text, claim_adoption_s
 SET c:$($task_label)
 CREATE (t)-[:HAS_CLAIM]->(c)
 SET t.updated_at = datetime()
-RETURN c.id AS id
+WITH c, row
+CALL (c, row) {
+  UNWIND row.source_fragment_ids AS fid
+  MATCH (f:Fragment {id: fid})
+  CREATE (c)-[:EXTRACTED_FROM]->(f)
+  RETURN count(f) AS linked
+}
+RETURN c.id AS id, linked

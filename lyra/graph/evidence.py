@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from lyra.core.errors import InvalidInputError, NotFoundError
 from lyra.core.ids import new_id, task_label, text_hash, validate_task_id
-from lyra.graph.store import GraphStore, Row
+from lyra.graph.store import GraphStore, Row, Transaction
 from lyra.models.graph import CitationIn, ClaimIn, FragmentIn, PageIn, StanceEdgeIn, WriteResult
 from lyra.models.validation import parse_many
 
@@ -105,18 +105,30 @@ class EvidenceRepository:
         return WriteResult(ids=[by_hash[k.split("|", 1)[0]] for k in keys], created=result.created)
 
     def create_claims(self, task_id: str, claims: Sequence[ClaimIn | dict[str, Any]]) -> WriteResult:
+        """New claims of a task; each one linked to the fragments it was extracted from (``source_fragment_ids``)
+        in the same transaction. Unknown fragment ids are refused before anything is written."""
         validate_task_id(task_id)
         items = parse_many(ClaimIn, claims, "claims")
-        rows = [{"id": new_id("clm"), "text": c.text} for c in items]
+        fragment_ids = sorted({f for c in items for f in c.source_fragment_ids})
+        if fragment_ids:
+            self._check_missing("evidence/missing_endpoints", {"fragment_ids": fragment_ids, "claim_ids": []}, "claims")
+        rows = [
+            {"id": new_id("clm"), "text": c.text, "source_fragment_ids": list(c.source_fragment_ids)} for c in items
+        ]
         ids: list[str] = []
         for batch in _batches(rows, self.batch_size):
-            result = self.store.run(
-                "evidence/create_claims",
-                {"task_id": task_id, "task_label": task_label(task_id), "rows": list(batch)},
-            )
-            if len(result) != len(batch):
-                raise NotFoundError(f"task {task_id!r} does not exist")
-            ids.extend(r["id"] for r in result)
+            params = {"task_id": task_id, "task_label": task_label(task_id), "rows": list(batch)}
+
+            def write(tx: Transaction, params: dict[str, Any] = params, size: int = len(batch)) -> list[str]:
+                result = tx.run("evidence/create_claims", params)
+                if len(result) != size:
+                    raise NotFoundError(f"task {task_id!r} does not exist")
+                expected = sum(len(r["source_fragment_ids"]) for r in params["rows"])
+                if sum(r["linked"] for r in result) != expected:  # a fragment vanished since the check: roll back
+                    raise NotFoundError("claims: a source fragment was removed while the claims were written")
+                return [r["id"] for r in result]
+
+            ids.extend(self.store.write_transaction("evidence/create_claims", write))
         return WriteResult(ids=ids, created=len(ids))
 
     def create_stance_edges(self, edges: Sequence[StanceEdgeIn | dict[str, Any]]) -> WriteResult:

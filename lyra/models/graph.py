@@ -77,7 +77,16 @@ class FragmentIn(_Strict):
 
 
 class ClaimIn(_Strict):
+    """A claim to create. ``source_fragment_ids``: the fragments it was extracted from (by the LLM); empty for a
+    claim a person wrote. They make the claim one of its sources' domains' claims (seed 003 decision 18)."""
+
     text: NonEmpty = Field(max_length=4000)
+    source_fragment_ids: list[NonEmpty] = Field(default_factory=list, max_length=100)
+
+    @field_validator("source_fragment_ids")
+    @classmethod
+    def _distinct(cls, value: list[str]) -> list[str]:
+        return list(dict.fromkeys(value))
 
 
 class StanceEdgeIn(_Strict):

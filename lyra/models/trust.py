@@ -100,8 +100,10 @@ class DomainDecision(Response):
     max_pages_per_day: int
     rejection_rates: dict[str, Any] | None = Field(
         default=None,
-        description="claim-based rejection rates of the domain (check_domain only): claims, security / manual / "
-        "combined rejection counts and rates",
+        description="claim-based rejection rates of the domain (check_domain only): its claims (extracted from its "
+        "pages, or rejected for a dangerous pattern it served), security / manual / combined rejection counts and "
+        "rates, and the domain_rejection_flagged mark (a high rate on a domain above unverified/low: marked, not "
+        "blocked)",
     )
 
 

@@ -5,13 +5,15 @@ Every fetch path (the ingest pipeline today; the web and academic sources later)
 domain_unblock; exact pattern > longest suffix > newest), then the denylist of ``config/domains.yaml``, then the
 dynamic blocks kept on Domain nodes (dangerous_pattern, high_rejection_rate). An unblock lifts any of those, but the
 block's ``domain_unblock_risk`` stays visible. Categories come from the (hot-reloaded) policy file; they weight
-ranking and are reported, never used for a block or for confidence (decision 3).
+ranking and are reported, never used for confidence (decision 3). The one thing they decide is what a high claim
+rejection rate does (L6 source verification): an unverified/low domain is blocked, a higher one only marked.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from lyra.core.errors import InvalidInputError
 from lyra.core.ids import new_id
@@ -34,6 +36,18 @@ RESTORE_VIA = (
     "feedback(domain_unblock) with this domain or a *.suffix pattern; for the denylist also config/domains.yaml"
 )
 LOCAL_DOMAIN = "local"
+# Categories blocked automatically for a high combined claim rejection rate (seed 003, L6 source verification:
+# "domain_claim_combined_rejection_rate > 30% (UNVERIFIED/LOW) → BLOCKED"; "TRUSTED以上: REJECTED マークのみ").
+AUTO_BLOCK_CATEGORIES = frozenset({"unverified", "low"})
+
+
+@dataclass
+class RejectionCheck:
+    """What :meth:`DomainGate.check_rejection_rates` did: domains newly blocked, domains newly marked."""
+
+    blocked: list[str] = field(default_factory=list)
+    flagged: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 def _rule(row: dict[str, Any]) -> MatchedRule:
@@ -261,19 +275,52 @@ class DomainGate:
     def rejection_rates(self, domains: list[str] | None = None) -> list[dict[str, Any]]:
         return [to_plain(r) for r in self.store.run("domains/rejection_rates", {"domains": domains})]
 
-    def check_rejection_rates(self, domains: list[str]) -> list[str]:
-        """Block (high_rejection_rate) the given domains whose combined claim rejection rate is above the threshold
-        with enough claims; returns the domains newly blocked."""
+    def rejection_action(self, domain: str) -> Literal["block", "mark"]:
+        """What a combined claim rejection rate above the threshold does to ``domain`` (seed 003, L6): domains of the
+        categories in :data:`AUTO_BLOCK_CATEGORIES` (the effective category: a user override counts) are blocked
+        with ``high_rejection_rate``; any other domain, and Lyra's pseudo-domain for local files (blocking it would
+        block every local file), only gets the ``domain_rejection_flagged`` mark — no automatic demotion."""
+        if domain == LOCAL_DOMAIN:
+            return "mark"
+        return "block" if self.policy.current().category(domain) in AUTO_BLOCK_CATEGORIES else "mark"
+
+    def check_rejection_rates(self, domains: list[str]) -> RejectionCheck:
+        """Re-check the given domains' combined claim rejection rates. Above the threshold (with enough claims) an
+        unverified/low domain is blocked (``high_rejection_rate``); a domain of a higher category is marked
+        (``domain_rejection_flagged`` with the rate), never blocked, and the mark goes when the rate falls back.
+        Returns the domains newly blocked and newly marked, with a warning for each."""
         threshold = self.settings.high_rejection_rate_threshold
         minimum = self.settings.high_rejection_min_samples
-        blocked: list[str] = []
+        check = RejectionCheck()
         for row in self.rejection_rates(domains):
-            rate = row["domain_claim_combined_rejection_rate"]
-            if row["claims"] >= minimum and rate > threshold and not row["blocked"]:
-                detail = (
-                    f"combined claim rejection rate {rate:.2f} > {threshold} over {row['claims']} claims "
-                    f"({row['security_rejected_claims']} security, {row['manual_rejected_claims']} manual)"
+            name, rate, claims = row["domain"], row["domain_claim_combined_rejection_rate"], row["claims"]
+            high = claims >= minimum and rate > threshold
+            detail = (
+                f"combined claim rejection rate {rate:.2f} > {threshold} over {claims} claims "
+                f"({row['security_rejected_claims']} security, {row['manual_rejected_claims']} manual)"
+            )
+            if self.rejection_action(name) == "block":
+                if row["domain_rejection_flagged"]:  # marked under an earlier category
+                    self.store.run(
+                        "domains/flag_rejection_rate", {"domain": name, "flagged": False, "rate": None, "claims": None}
+                    )
+                if high and not row["blocked"] and self.block(name, "high_rejection_rate", detail, None):
+                    check.blocked.append(name)
+                    check.warnings.append(f"high claim rejection rate: blocked {name} ({detail})")
+                continue
+            stored = (row["domain_rejection_flagged_rate"], row["domain_rejection_flagged_claims"])
+            if high == row["domain_rejection_flagged"] and (not high or stored == (rate, claims)):
+                continue  # nothing to write
+            was = self.store.run(
+                "domains/flag_rejection_rate",
+                {"domain": name, "flagged": high, "rate": rate if high else None, "claims": claims if high else None},
+            )[0]["was_flagged"]
+            if high and not was:
+                category = self.policy.current().category(name) if name != LOCAL_DOMAIN else LOCAL_DOMAIN
+                check.flagged.append(name)
+                check.warnings.append(
+                    f"high claim rejection rate: marked {name} (domain_rejection_flagged; {detail}); "
+                    f"not blocked: a {category} domain is never blocked automatically for its rejection rate"
                 )
-                if self.block(row["domain"], "high_rejection_rate", detail, None):
-                    blocked.append(row["domain"])
-        return blocked
+                log.warning("domain %s marked: %s", name, detail)
+        return check

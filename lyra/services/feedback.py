@@ -159,14 +159,16 @@ class FeedbackService:
             return result
 
         result = self.store.write_transaction(f"feedback {request.action}", write)
-        warnings: list[str] = []
-        if status == "not_adopted":
-            domains = self.store.run("domains/claim_domains", {"claim_id": args.claim_id})[0]["domains"]
-            newly = self.domains.check_rejection_rates(domains)
-            if newly:
-                result["domains_blocked"] = newly
-                warnings.append(f"high claim rejection rate: blocked {', '.join(newly)}")
-        return result, warnings
+        # The claim's domains (those it was extracted from, and those it is a security-rejected source for) get their
+        # rates re-checked: a rejection may block (unverified/low) or mark (higher categories) them; a restore may
+        # lift a mark (never a block: a person lifts that with domain_unblock).
+        domains = self.store.run("domains/claim_domains", {"claim_id": args.claim_id})[0]["domains"]
+        check = self.domains.check_rejection_rates(domains)
+        if check.blocked:
+            result["domains_blocked"] = check.blocked
+        if check.flagged:
+            result["domains_flagged"] = check.flagged
+        return result, check.warnings
 
     # ------------------------------------------------------------------- edge
     def _edge(self, request: FeedbackRequest, args: EdgeCorrectArgs, event_id: str) -> tuple[dict[str, Any], list[str]]:

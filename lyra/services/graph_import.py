@@ -80,6 +80,9 @@ def load_graph(data: dict[str, Any], tasks: TaskService, evidence: EvidenceRepos
 
     # Validate every row's fields too, so bad input writes nothing at all.
     parse_one(TaskCreate, {"id": task.get("id"), "hypothesis": task.get("hypothesis")}, "task")
+    for index, c in enumerate(claims):  # ClaimIn takes fragment ids, which do not exist before an import writes them
+        if isinstance(c, dict) and "source_fragment_ids" in c:
+            raise InvalidInputError(f"claims[{index}].source_fragment_ids", "unknown field")
     parse_many(ClaimIn, [{k: v for k, v in c.items() if k != "key"} for c in claims], "claims")
     parse_many(PageIn, [{k: v for k, v in p.items() if k != "key"} for p in pages], "pages")
     parse_many(

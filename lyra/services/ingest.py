@@ -331,9 +331,13 @@ class IngestService:
         best = np.argsort(-(vectors @ topic_vector))[:passages]
         extractor = ClaimExtractor(self.llm, self.settings.prompts_dir)
         found: list[str] = []
+        sources: dict[str, list[str]] = {}  # claim text -> the fragments it was extracted from (decision 18)
         for i in best:
             try:
-                found.extend(timer.run(partial(extractor.extract, rows[int(i)]["text"], task["hypothesis"])))
+                texts = timer.run(partial(extractor.extract, rows[int(i)]["text"], task["hypothesis"]))
+                found.extend(texts)
+                for text in texts:
+                    sources.setdefault(text, []).append(rows[int(i)]["id"])
             except LyraError as exc:
                 report.skipped.append(SkippedItem(item=f"claim extraction from {rows[int(i)]['id']}", reason=str(exc)))
         if not found:
@@ -350,7 +354,7 @@ class IngestService:
             if len(new) == max_new:
                 break
         if new:
-            self.tasks.add_claims(task_id, new)
+            self.tasks.add_claims(task_id, new, [sources[t] for t in new])
         return new
 
     def _category_weight(self, category: str | None) -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from lyra.core.errors import InvalidInputError
 from lyra.graph.evidence import EvidenceRepository
 from lyra.graph.tasks import TaskRepository
 from lyra.models.graph import ClaimIn, TaskCreate
@@ -24,9 +25,27 @@ class TaskService:
             task["claim_ids"] = self.evidence.create_claims(spec.id, [ClaimIn(text=spec.hypothesis)]).ids
         return task
 
-    def add_claims(self, task_id: str, texts: Sequence[str]) -> list[str]:
+    def add_claims(
+        self, task_id: str, texts: Sequence[str], source_fragment_ids: Sequence[Sequence[str]] | None = None
+    ) -> list[str]:
+        """Add claims to a task. ``source_fragment_ids[i]``: the fragments claim ``i`` was extracted from (an empty
+        sequence, or no ``source_fragment_ids`` at all, for claims a person wrote); the links are written with the
+        claims. Only extracted claims count towards their source domains' rejection rates (seed 003 decision 18)."""
         self.tasks.get(task_id)
-        return self.evidence.create_claims(task_id, [{"text": t} for t in texts]).ids
+        sources: list[list[str]] = [[] for _ in texts]
+        if source_fragment_ids is not None:
+            if len(source_fragment_ids) != len(texts):
+                raise InvalidInputError(
+                    "source_fragment_ids",
+                    f"{len(source_fragment_ids)} list(s) of source fragments for {len(texts)} claim(s); "
+                    "give one per claim",
+                )
+            for index, ids in enumerate(source_fragment_ids):
+                if isinstance(ids, str):  # a bare id would be read as a sequence of characters
+                    raise InvalidInputError(f"source_fragment_ids[{index}]", "give a list of fragment ids")
+            sources = [list(ids) for ids in source_fragment_ids]
+        rows = [{"text": t, "source_fragment_ids": s} for t, s in zip(texts, sources, strict=True)]
+        return self.evidence.create_claims(task_id, rows).ids
 
     def get_task(self, task_id: str) -> dict[str, Any]:
         return self.tasks.get(task_id)

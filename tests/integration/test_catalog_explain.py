@@ -36,7 +36,7 @@ def dummy_params(query: CypherQuery) -> dict[str, Any]:
             "holdout_samples",
         ):
             values[name] = 100
-        elif name in ("immediate", "include_neutral", "include_not_adopted", "activate", "improves"):
+        elif name in ("immediate", "include_neutral", "include_not_adopted", "activate", "improves", "flagged"):
             values[name] = True
         elif name in (
             "max_seconds",

@@ -158,15 +158,18 @@ def test_reject_then_restore_a_claim_keeps_it_and_its_edges(example: Services) -
 
 
 def _domain_with_claims(services: Services, domain: str, groups: dict[str, int]) -> dict[str, list[str]]:
-    """Tasks (name -> number of claims), each claim with one SUPPORTS edge from a page of ``domain``."""
+    """Tasks (name -> number of claims), each claim extracted from a passage on a page of ``domain`` (which makes it
+    one of the domain's claims, decision 18) and supported by it."""
     out: dict[str, list[str]] = {}
     for task_id, n in groups.items():
         services.tasks.create_task(task_id, f"hypothesis of {task_id}", hypothesis_as_claim=False)
-        claim_ids = services.tasks.add_claims(task_id, [f"{task_id} claim {i}" for i in range(n)])
         pages = services.evidence.upsert_pages([{"url": f"https://{domain}/{task_id}/{i}"} for i in range(n)]).ids
         fragments = services.evidence.upsert_fragments(
             [{"page_id": p, "text": f"{task_id} passage {i}"} for i, p in enumerate(pages)]
         ).ids
+        claim_ids = services.tasks.add_claims(
+            task_id, [f"{task_id} claim {i}" for i in range(n)], [[f] for f in fragments]
+        )
         services.evidence.create_stance_edges(
             [
                 {"fragment_id": f, "claim_id": c, "relation": "SUPPORTS", "nli_confidence": 0.8}
