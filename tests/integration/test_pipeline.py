@@ -168,6 +168,15 @@ def test_research_command_extracts_claims_and_prints_materials(
     assert claims[0] == "Does drug Q lower blood pressure?"
     assert len(claims) >= 2  # at least one claim proposed by the LLM (JSON-schema constrained)
     assert all(10 <= len(c) <= 300 for c in claims)
+    # provenance (decision 18): every extracted claim names the fragments it came from; the question does not
+    records, _, _ = graph.store.driver.execute_query(
+        "MATCH (:Task {id: 'research_q'})-[:HAS_CLAIM]->(c:Claim) "
+        "RETURN c.text AS text, COUNT { (c)-[:EXTRACTED_FROM]->(:Fragment) } AS sources",
+        database_=graph.store.database,
+    )
+    sources = {r["text"]: r["sources"] for r in records}
+    assert sources.pop("Does drug Q lower blood pressure?") == 0
+    assert sources and all(n >= 1 for n in sources.values())
 
 
 def pipeline_claims(services: Services, task_id: str) -> list[str]:
