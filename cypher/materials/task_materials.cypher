@@ -1,10 +1,12 @@
 // mode: read
-// get_materials in one round trip. Per claim: alpha/beta aggregated from all of its stance edges (Beta(1,1)
-// prior, SUPPORTS → alpha, REFUTES → beta, weight nli_confidence or 1.0 when human-corrected, NEUTRAL adds
-// nothing); the oldest/newest publication year over all of its evidence pages; and its evidence list, at most
-// $evidence_limit items, SUPPORTS/REFUTES first and strongest first, each with its fragment's first page; and the
-// facts source verification reads (distinct pages giving SUPPORTS, domains rejected as sources for a danger).
+// get_materials in one round trip, and the only statement that computes claim confidence. Per claim: alpha/beta
+// aggregated from all of its stance edges (Beta(1,1) prior, SUPPORTS → alpha, REFUTES → beta, weight
+// nli_confidence or 1.0 when human-corrected, NEUTRAL adds nothing); the oldest/newest publication year over all
+// of its evidence pages; and its evidence list, at most $evidence_limit items, SUPPORTS/REFUTES first and
+// strongest first, each with its fragment's first page; and the facts source verification reads (distinct pages
+// giving SUPPORTS, domains rejected as sources for a danger).
 // Domain categories are reported, never weighed.
+// $evidence_limit = 0 lists no evidence (scores only; the counts and numbers still use every edge).
 // $claim_ids (null = all) lets a large task be computed in a few parallel parts.
 // Params: $task_id, $claim_ids, $evidence_limit, $include_neutral, $include_not_adopted
 MATCH (:Task {id: $task_id})-[:HAS_CLAIM]->(c:Claim)

@@ -1,8 +1,9 @@
 """The Bayesian confidence model of seed 003 §6.2, as plain math.
 
-alpha and beta are aggregated inside Neo4j (cypher/confidence/claim_alpha_beta.cypher); the functions
-here derive the statistics from them, and :func:`reference_alpha_beta` is the pure-Python twin of the
-Cypher aggregation, used by property tests and the benchmark's fetch-into-Python path.
+alpha and beta are aggregated inside Neo4j by the one Cypher that computes confidence,
+cypher/materials/task_materials.cypher (get_materials: ``MaterialsService.materials``); the functions here
+derive the statistics from them, and :func:`reference_alpha_beta` is the pure-Python twin of that
+aggregation, used by property tests and the benchmark's fetch-into-Python path.
 """
 
 from __future__ import annotations
@@ -82,17 +83,6 @@ def beta_stats(posterior: Posterior) -> BetaStats:
         beta=b,
         evidence_count=posterior.supports_count + posterior.refutes_count,
     )
-
-
-class ClaimConfidence(BetaStats):
-    """One claim of a task with its derived statistics (what `lyra materials` prints)."""
-
-    claim_id: str
-    text: str
-    claim_adoption_status: str
-    supports_count: int
-    refutes_count: int
-    neutral_count: int
 
 
 def credible_intervals(

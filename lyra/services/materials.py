@@ -1,4 +1,9 @@
-"""Claim confidence for a task: alpha/beta aggregated in Neo4j, statistics derived from them."""
+"""Claim confidence for a task: alpha/beta aggregated in Neo4j, statistics derived from them.
+
+`cypher/materials/task_materials.cypher` is the only Cypher that aggregates a claim's stance edges: every
+reader of confidence (MCP/REST `get_materials`, the CLI, the benchmark) goes through
+:meth:`MaterialsService.materials`. Scores without evidence lists: ``MaterialsOptions(evidence_limit=0)``.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +11,10 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
-from lyra.core.ids import validate_task_id
 from lyra.graph.store import GraphStore
 from lyra.graph.tasks import TaskRepository
 from lyra.models.api import GetMaterialsRequest, Materials
-from lyra.models.confidence import ClaimConfidence, Posterior, beta_stats, credible_intervals
+from lyra.models.confidence import Posterior, beta_stats, credible_intervals
 
 CLAIMS_PER_PART = 250
 
@@ -57,38 +61,13 @@ class MaterialsService:
         )
         return [row for part in results for row in part]
 
-    def claim_confidences(self, task_id: str) -> list[ClaimConfidence]:
-        """Every claim of the task with confidence, uncertainty, controversy, alpha, beta, evidence_count.
-
-        Computed on demand from the stance edges now in the graph (never from stored numbers).
-        """
-        validate_task_id(task_id)
-        self.tasks.get(task_id)  # NotFoundError for an unknown task
-        out: list[ClaimConfidence] = []
-        for row in self.store.run("confidence/claim_alpha_beta", {"task_id": task_id}):
-            posterior = Posterior(
-                alpha=row["alpha"],
-                beta=row["beta"],
-                supports_count=row["supports_count"],
-                refutes_count=row["refutes_count"],
-                neutral_count=row["neutral_count"],
-            )
-            stats = beta_stats(posterior)
-            out.append(
-                ClaimConfidence(
-                    claim_id=row["claim_id"],
-                    text=row["text"],
-                    claim_adoption_status=row["claim_adoption_status"] or "adopted",
-                    supports_count=row["supports_count"],
-                    refutes_count=row["refutes_count"],
-                    neutral_count=row["neutral_count"],
-                    **stats.model_dump(),
-                )
-            )
-        return out
-
     def materials(self, request: GetMaterialsRequest) -> Materials:
-        """The seeds' materials export (decisions 13-15), computed now from the edges by one Cypher aggregation."""
+        """The seeds' materials export (decisions 13-15), computed now from the edges by one Cypher aggregation.
+
+        Every claim's confidence, uncertainty, controversy, alpha, beta, evidence_count and the three counts
+        always use all of its edges; ``evidence_limit`` only bounds the evidence listed (0 lists none: the
+        cheap call for scores only). Unknown task: NotFoundError.
+        """
         task = self.tasks.get(request.task_id)
         opts = request.options
         params = {

@@ -10,7 +10,9 @@ from pathlib import Path
 
 from lyra.bootstrap import Services
 from lyra.core.settings import Settings
+from lyra.models.api import GetMaterialsRequest, MaterialClaim, MaterialsOptions
 from lyra.models.confidence import EdgeEvidence
+from lyra.models.graph import DomainCategory
 
 
 def seed_task(services: Services, task_id: str, claims: Sequence[str]) -> list[str]:
@@ -18,9 +20,17 @@ def seed_task(services: Services, task_id: str, claims: Sequence[str]) -> list[s
     return services.tasks.add_claims(task_id, list(claims))
 
 
-def seed_fragments(services: Services, count: int, prefix: str = "frag") -> list[str]:
+def seed_fragments(
+    services: Services,
+    count: int,
+    prefix: str = "frag",
+    host: str = "example.org",
+    domain_category: DomainCategory = "academic",
+) -> list[str]:
+    """One fragment on each of `count` new pages of `host` (the host's Domain takes `domain_category` when it
+    is new)."""
     pages = services.evidence.upsert_pages(
-        [{"url": f"https://example.org/{prefix}/{i}", "domain_category": "academic"} for i in range(count)]
+        [{"url": f"https://{host}/{prefix}/{i}", "domain_category": domain_category} for i in range(count)]
     ).ids
     return services.evidence.upsert_fragments(
         [{"page_id": pages[i], "text": f"{prefix} text {i}"} for i in range(count)]
@@ -54,6 +64,12 @@ def write_edges(
             database_=services.store.database,
         )
     return ids
+
+
+def claim_materials(services: Services, task_id: str, evidence_limit: int = 10) -> list[MaterialClaim]:
+    """The task's claims as get_materials returns them (the one path that computes confidence)."""
+    request = GetMaterialsRequest(task_id=task_id, options=MaterialsOptions(evidence_limit=evidence_limit))
+    return services.materials.materials(request).claims
 
 
 ROOT = Path(__file__).resolve().parents[2]

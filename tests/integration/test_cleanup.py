@@ -12,6 +12,8 @@ from lyra.core.errors import ConflictError
 from lyra.models.api import GarbageCounts, QueueTargetsRequest, Target
 from lyra.services.jobs import JobService
 
+from .helpers import claim_materials
+
 pytestmark = pytest.mark.neo4j
 
 
@@ -78,20 +80,20 @@ def label_counts(services: Services) -> dict[str, int]:
 
 def test_soft_cleanup_removes_only_the_task_scope(graph: Services) -> None:
     built = build_two_tasks(graph)
-    before_b = graph.materials.claim_confidences("task_b")
+    before_b = claim_materials(graph, "task_b")
     report = graph.cleanup.cleanup("task_a", "soft")
     assert report.removed.tasks == 1 and report.removed.claims == 1 and report.removed.stance_edges == 3
     assert report.removed.pages == report.removed.fragments == report.removed.citations == report.removed.jobs == 0
     assert ids(graph, "Task") == {"task_b"}
     assert ids(graph, "Fragment") == set(built["fragments"])
-    assert graph.materials.claim_confidences("task_b") == before_b
+    assert claim_materials(graph, "task_b") == before_b
 
 
 def test_hard_cleanup_removes_exactly_the_orphans(graph: Services) -> None:
     built = build_two_tasks(graph)
     p_shared, _p_a, p_b, _p_cited = built["pages"]
     f_shared, _f_a, f_b, _f_shared_page_a = built["fragments"]
-    before_b = graph.materials.claim_confidences("task_b")
+    before_b = claim_materials(graph, "task_b")
     report = graph.cleanup.cleanup("task_a", "hard")
     # A's own fragments go; the shared fragment stays because B's edge still uses it.
     assert ids(graph, "Fragment") == {f_shared, f_b}
@@ -99,7 +101,7 @@ def test_hard_cleanup_removes_exactly_the_orphans(graph: Services) -> None:
     # p_shared keeps a fragment; p_b is B's.
     assert ids(graph, "Page") == {p_shared, p_b}
     assert report.removed.fragments == 2 and report.removed.pages == 2 and report.removed.citations == 1
-    assert graph.materials.claim_confidences("task_b") == before_b
+    assert claim_materials(graph, "task_b") == before_b
     # B's citation to the shared page survives.
     assert graph.cleanup.counts().citations == 1
 
@@ -163,7 +165,7 @@ def test_gc_after_soft_cleaning_one_task_keeps_everything_the_other_task_reaches
     built = build_two_tasks(graph)
     p_shared, _p_a, p_b, _p_cited = built["pages"]
     f_shared, _f_a, f_b, f_shared_page_a = built["fragments"]
-    before_b = graph.materials.claim_confidences("task_b")
+    before_b = claim_materials(graph, "task_b")
     graph.cleanup.cleanup("task_a", "soft")
     cypher(graph, "CREATE (:Job {id: 'job_left_behind', key: 'k', task_id: 'gone', state: 'done'})")
     report = graph.cleanup.collect_garbage(dry_run=False)
@@ -174,7 +176,7 @@ def test_gc_after_soft_cleaning_one_task_keeps_everything_the_other_task_reaches
     assert ids(graph, "Job") == set()
     expected = GarbageCounts(claims=0, stance_edges=0, fragments=1, citations=1, pages=2, jobs=1)
     assert report.found == report.removed == expected
-    assert graph.materials.claim_confidences("task_b") == before_b
+    assert claim_materials(graph, "task_b") == before_b
     assert graph.cleanup.counts().citations == 1
 
 

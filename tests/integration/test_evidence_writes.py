@@ -7,7 +7,7 @@ import pytest
 from lyra.bootstrap import Services
 from lyra.core.errors import ConflictError, InvalidInputError, NotFoundError
 
-from .helpers import seed_fragments, seed_task
+from .helpers import claim_materials, seed_fragments, seed_task
 
 pytestmark = pytest.mark.neo4j
 
@@ -66,7 +66,7 @@ def test_same_pair_gets_one_edge_and_rewriting_is_idempotent(graph: Services) ->
     assert first.created == 1 and second.created == 0
     assert second.ids == first.ids
     assert counts(graph)["stance_edges"] == 1
-    (c,) = graph.materials.claim_confidences("pair_task")
+    (c,) = claim_materials(graph, "pair_task")
     assert (c.alpha, c.beta) == pytest.approx((1.8, 1.0))
 
 
@@ -146,4 +146,4 @@ def test_edge_to_unknown_claim_is_refused_and_nothing_written(graph: Services) -
 
 def test_materials_of_unknown_task_is_not_found(graph: Services) -> None:
     with pytest.raises(NotFoundError, match="no_such_task"):
-        graph.materials.claim_confidences("no_such_task")
+        claim_materials(graph, "no_such_task")

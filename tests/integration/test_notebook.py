@@ -11,7 +11,7 @@ import pytest
 from nbclient import NotebookClient
 
 from lyra.bootstrap import Services
-from tests.integration.helpers import ROOT, neo4j_env
+from tests.integration.helpers import ROOT, claim_materials, neo4j_env
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.models]
 
@@ -35,5 +35,5 @@ def test_rest_api_notebook_executes_and_plots(graph: Services, tmp_path: Path, m
     )
     assert "job(s) queued" in outputs and "evidence" in outputs
     assert plot.exists() and plot.stat().st_size > 10_000
-    claims = graph.materials.claim_confidences("notebook_tour")
+    claims = claim_materials(graph, "notebook_tour", evidence_limit=0)
     assert len(claims) == 3 and all(c.evidence_count >= 1 for c in claims)

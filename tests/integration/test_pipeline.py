@@ -16,7 +16,7 @@ from lyra.bootstrap import Services, build_services
 from lyra.core.settings import Settings
 from lyra.services.fragment_index import open_fragment_index
 
-from .helpers import neo4j_env, run_lyra
+from .helpers import claim_materials, neo4j_env, run_lyra
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.models]
 
@@ -99,7 +99,7 @@ def test_ingest_builds_stance_edges_and_reports_skips(graph: Services, pipeline:
         assert 0.0 < float(edge["confidence"]) <= 1.0  # type: ignore[arg-type]
         assert edge["cause"] == report.cause_id
         assert edge["category"] in ("academic", "unverified")
-    (claim,) = pipeline.materials.claim_confidences("drug_q")
+    (claim,) = claim_materials(pipeline, "drug_q")
     assert claim.supports_count == 1 and claim.refutes_count == 1 and claim.neutral_count == 1
 
 
@@ -180,7 +180,7 @@ def test_research_command_extracts_claims_and_prints_materials(
 
 
 def pipeline_claims(services: Services, task_id: str) -> list[str]:
-    return [c.text for c in services.materials.claim_confidences(task_id)]
+    return [c.text for c in claim_materials(services, task_id, evidence_limit=0)]
 
 
 def test_domain_category_weights_decide_which_fragment_reaches_the_judge(
