@@ -126,6 +126,7 @@ class Services:
             embedder=lambda: self.models.embedder,
             index=lambda: self.fragment_index,
             query_timeout=self.settings.query_timeout,
+            query_max_bytes=self.settings.query_max_bytes,
         )
 
     @cached_property

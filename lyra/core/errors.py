@@ -5,6 +5,11 @@ Tree (``code`` in brackets; tests/unit/test_errors.py checks that this tree and 
     LyraError [lyra_error]
     ├── ConfigError [config_error]                      settings, configuration files or environment are unusable
     ├── InvalidInputError [invalid_input]               a request field is wrong (carries ``field``)
+    │   ├── QueryRefused [query_refused]                the read-only query door does not allow what the Cypher uses
+    │   ├── QuerySyntaxError [query_syntax]             Neo4j cannot parse or plan the caller's Cypher
+    │   ├── QueryFailed [query_failed]                  Neo4j failed the caller's Cypher while running it
+    │   ├── QueryTimeout [query_timeout]                the caller's Cypher ran past its time limit or was terminated
+    │   └── ResultTooLarge [result_too_large]           the result passed the byte budget (``LYRA_QUERY_MAX_BYTES``)
     ├── NotFoundError [not_found]                       a named object (task, claim, edge, view...) does not exist
     ├── ConflictError [conflict]                        the request clashes with what is stored
     │   ├── BudgetExhausted [budget_exhausted]          the task used its page or time budget
@@ -62,6 +67,37 @@ class InvalidInputError(LyraError):
         out = super().to_dict()
         out["field"] = self.field
         return out
+
+
+class QueryRefused(InvalidInputError):
+    """Caller-supplied Cypher uses a clause, operator, procedure or function the read-only door does not allow
+    (lyra/graph/query_guard.py), or Neo4j itself forbade it."""
+
+    code = "query_refused"
+
+
+class QuerySyntaxError(InvalidInputError):
+    """Neo4j cannot parse or plan the caller's Cypher (syntax, unknown function, missing parameter...)."""
+
+    code = "query_syntax"
+
+
+class QueryFailed(InvalidInputError):
+    """Neo4j failed the caller's Cypher while running it (division by zero, a type error, too much memory...)."""
+
+    code = "query_failed"
+
+
+class QueryTimeout(InvalidInputError):
+    """The caller's Cypher ran past its time limit, or was terminated before it finished."""
+
+    code = "query_timeout"
+
+
+class ResultTooLarge(InvalidInputError):
+    """The result of the caller's Cypher passed the byte budget; nothing of it is returned."""
+
+    code = "result_too_large"
 
 
 class NotFoundError(LyraError):

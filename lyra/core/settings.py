@@ -56,6 +56,8 @@ class Settings(BaseSettings):
     write_batch_size: int = Field(default=5000, ge=1, le=100_000)
     cleanup_batch_size: int = Field(default=10_000, ge=1, le=1_000_000)
     query_timeout: float = Field(default=60.0, gt=0)
+    # the most bytes of JSON an ad-hoc query (query_graph) may return; past it the query fails with result_too_large
+    query_max_bytes: int = Field(default=4_000_000, ge=1024)
     slow_query_seconds: float = Field(default=2.0, gt=0)
     materials_parallel_queries: int = Field(default=3, ge=1, le=16)  # parts a large task's materials are split into
 

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from lyra.core.errors import Neo4jServerError
 from lyra.core.settings import Settings
+from lyra.graph.query_guard import server_procedure_allowlist
 
 log = logging.getLogger(__name__)
 
@@ -172,9 +173,8 @@ class LocalNeo4j:
             raise Neo4jServerError("no `java` found; Neo4j 5.26 needs Java 17 or 21")
         return java
 
-    def _write_config(self) -> None:
-        for sub in ("conf", "data", "logs", "run", "import"):
-            (self.dir / sub).mkdir(parents=True, exist_ok=True)
+    def _config_files(self) -> dict[str, str]:
+        """The text of conf/neo4j.conf and conf/apoc.conf, as every start writes them."""
         s = self.settings
         conf = f"""# Written by `lyra neo4j start`; edits are overwritten on the next start.
 server.directories.data={self.data_dir}
@@ -196,13 +196,36 @@ server.memory.pagecache.size={s.neo4j_pagecache}
 dbms.memory.transaction.total.max={s.neo4j_tx_memory_max}
 dbms.usage_report.enabled=false
 dbms.security.auth_enabled=true
-dbms.security.procedures.unrestricted=apoc.*
-dbms.security.procedures.allowlist=apoc.*
+# Hardening (README "The read-only query door"): only the plug-in procedures and functions Lyra and its query
+# door use are loaded, none runs unrestricted, and Cypher reads no files and no URLs (LOAD CSV, APOC loaders).
+dbms.security.procedures.allowlist={server_procedure_allowlist()}
+dbms.security.allow_csv_import_from_file_urls=false
+internal.dbms.cypher_ip_blocklist=0.0.0.0/0,::/0
 """
-        (self.conf_dir / "neo4j.conf").write_text(conf, encoding="utf-8")
-        (self.conf_dir / "apoc.conf").write_text(
-            "apoc.export.file.enabled=false\napoc.import.file.enabled=false\n", encoding="utf-8"
+        apoc = (
+            "# Written by `lyra neo4j start`; edits are overwritten on the next start.\n"
+            "apoc.export.file.enabled=false\n"
+            "apoc.import.file.enabled=false\n"
+            "apoc.import.file.use_neo4j_config=true\n"
+            "apoc.trigger.enabled=false\n"
         )
+        return {"neo4j.conf": conf, "apoc.conf": apoc}
+
+    def _write_config(self) -> None:
+        """Write the configuration afresh (every start does, so an existing instance gets the current hardening)."""
+        for sub in ("conf", "data", "logs", "run", "import"):
+            (self.dir / sub).mkdir(parents=True, exist_ok=True)
+        for name, text in self._config_files().items():
+            (self.conf_dir / name).write_text(text, encoding="utf-8")
+
+    def config_outdated(self) -> bool:
+        """True when the configuration on disk is not what a start would write now (a running server started
+        before an upgrade keeps its old settings until it is restarted)."""
+        for name, text in self._config_files().items():
+            path = self.conf_dir / name
+            if not path.exists() or path.read_text(encoding="utf-8") != text:
+                return True
+        return False
 
     def _neo4j_env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in ("JAVA_OPTS", "NEO4J_CONF", "NEO4J_HOME")}
@@ -269,6 +292,16 @@ dbms.security.procedures.allowlist=apoc.*
         if self.pid() is not None:
             if self._wait_ready(None, timeout=self.settings.neo4j_start_timeout):
                 log.info("reusing the running Neo4j instance %r (pid %s)", self.instance, self.pid())
+                if self.config_outdated():
+                    flag = "" if self.instance == "default" else f" --instance {self.instance}"
+                    log.warning(
+                        "the running Neo4j instance %r was started with an older configuration (security "
+                        "hardening included); restart it to apply the current one: lyra neo4j stop%s && "
+                        "lyra neo4j start%s",
+                        self.instance,
+                        flag,
+                        flag,
+                    )
                 return self.status()
             raise Neo4jServerError(
                 f"Neo4j instance {self.instance!r} runs (pid {self.pid()}) but does not answer RETURN 1\n"

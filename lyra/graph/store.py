@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import neo4j
-from neo4j import GraphDatabase, ManagedTransaction, Query, unit_of_work
+from neo4j import GraphDatabase, ManagedTransaction, Query
 from neo4j import exceptions as neo4j_errors
 
 from lyra.core.errors import (
@@ -23,9 +23,15 @@ from lyra.core.errors import (
     GraphUnavailableError,
     InvalidInputError,
     LyraError,
+    QueryFailed,
+    QueryRefused,
+    QuerySyntaxError,
+    QueryTimeout,
+    ResultTooLarge,
 )
 from lyra.core.settings import Settings
 from lyra.graph.catalog import CypherCatalog, CypherQuery
+from lyra.graph.query_guard import json_size
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -78,6 +84,64 @@ def translate_errors(what: str) -> Iterator[None]:
         ) from None
     except neo4j_errors.DriverError as exc:
         raise GraphUnavailableError(f"Neo4j driver error while running {what}: {exc}") from None
+
+
+# Neo4j's answers to a caller's ad-hoc Cypher that are the caller's fault (4xx), by status code.
+_ADHOC_PLAN_ERRORS = (
+    "Neo.ClientError.Statement.SyntaxError",
+    "Neo.ClientError.Statement.SemanticError",
+    "Neo.ClientError.Statement.ParameterMissing",
+    "Neo.ClientError.Statement.ParameterNotProvided",
+    "Neo.ClientError.Statement.UnsupportedOperationError",
+    "Neo.ClientError.Statement.NotSystemDatabaseError",
+    "Neo.ClientError.Procedure.ProcedureNotFound",
+)
+_ADHOC_TIMEOUTS = (
+    "Neo.ClientError.Transaction.TransactionTimedOut",  # and ...TransactionTimedOutClientConfiguration
+    "Neo.ClientError.Transaction.Terminated",
+    "Neo.TransientError.Transaction.Terminated",
+    "Neo.TransientError.Transaction.LockClientStopped",
+)
+_ADHOC_REFUSALS = ("Neo.ClientError.Security.Forbidden", "Neo.ClientError.Statement.AccessMode")
+_ADHOC_MEMORY = ("Neo.TransientError.General.MemoryPoolOutOfMemoryError", "Neo.TransientError.General.OutOfMemoryError")
+
+
+@contextmanager
+def translate_adhoc_errors(timeout: float | None = None, *, planning: bool = False) -> Iterator[None]:
+    """Map Neo4j's answers to a *caller's* Cypher (query_graph) to the caller's errors: syntax and planning errors,
+    timeouts and terminations, forbidden operations and other client errors are 4xx with a specific code; so is a
+    server error while only *planning* the caller's text (Neo4j 5.26 fails ``EXPLAIN *`` with an internal error).
+    Server errors while running and connection failures keep :func:`translate_errors`' mapping."""
+    with translate_errors("the ad-hoc query"):
+        try:
+            yield
+        except neo4j_errors.Neo4jError as exc:
+            code, message = exc.code or "", exc.message or ""
+            if code.startswith(_ADHOC_PLAN_ERRORS):
+                raise QuerySyntaxError(
+                    "cypher", f"Neo4j cannot plan it: {message}", hint="check the syntax and labels; $params for values"
+                ) from None
+            if code.startswith(_ADHOC_TIMEOUTS):
+                limit = f"its {timeout:g}s limit" if timeout is not None else "its time limit"
+                what = "ran past " + limit if "TimedOut" in code else "was terminated before it finished"
+                raise QueryTimeout(
+                    "cypher", f"the query {what} ({code})", hint="narrow the MATCH, add a LIMIT, or use a named view"
+                ) from None
+            if code.startswith(_ADHOC_REFUSALS):
+                raise QueryRefused("cypher", f"Neo4j refused it: {message}") from None
+            if code.startswith(_ADHOC_MEMORY):
+                raise QueryFailed(
+                    "cypher", "the query needs more memory than Neo4j allows one transaction", hint="narrow the MATCH"
+                ) from None
+            if code.startswith("Neo.ClientError."):
+                raise QueryFailed("cypher", f"Neo4j could not run it: {code}: {message}") from None
+            if planning and code.startswith("Neo.DatabaseError."):
+                raise QuerySyntaxError(
+                    "cypher", f"Neo4j failed to plan it ({code}: {message})", hint="check the syntax"
+                ) from None
+            raise
+        except UnicodeEncodeError:
+            raise InvalidInputError("params", "a string is not valid Unicode (a lone surrogate)") from None
 
 
 class GraphStore:
@@ -164,32 +228,55 @@ class GraphStore:
             return str(summary.query_type)
 
     def run_adhoc_read(
-        self, cypher: str, params: Mapping[str, Any], row_limit: int, timeout: float
+        self, cypher: str, params: Mapping[str, Any], row_limit: int, timeout: float, max_bytes: int
     ) -> tuple[list[Row], bool]:
-        """Run caller-supplied Cypher in a READ transaction with a timeout; at most ``row_limit`` rows.
+        """Run caller-supplied Cypher in a READ transaction with a timeout: at most ``row_limit`` rows and at most
+        ``max_bytes`` of them as JSON.
 
-        Returns (rows, truncated). The caller checks first that it is read-only (``explain_text``); the read
-        transaction is the second line of defence: the server refuses writes inside it.
+        Returns (rows, truncated). The caller checks the statement and its plan first (lyra/graph/query_guard.py);
+        the read transaction is the last line of defence (the server refuses writes inside it). Records are
+        streamed and measured one by one: past the byte budget the transaction is rolled back and
+        :class:`ResultTooLarge` raised, so no huge result is held or returned. No retries: a caller's query that
+        failed once fails again.
         """
-
-        @unit_of_work(timeout=timeout)
-        def work(tx: ManagedTransaction) -> tuple[list[Row], bool]:
+        with (
+            translate_adhoc_errors(timeout),
+            self.driver.session(
+                database=self.database, default_access_mode=neo4j.READ_ACCESS, fetch_size=min(row_limit + 1, 100)
+            ) as session,
+            session.begin_transaction(timeout=timeout) as tx,
+        ):
             result = tx.run(cypher, dict(params))
             rows: list[Row] = []
+            used = 2  # the list's brackets
             for record in result:
                 if len(rows) == row_limit:
-                    result.consume()
                     return rows, True
-                rows.append(to_plain(record.data()))
+                row = to_plain(record.data())
+                size = json_size(row, max_bytes - used) + 1  # and a comma
+                if used + size > max_bytes:
+                    if not rows:
+                        raise ResultTooLarge(
+                            "cypher",
+                            f"the first row alone is more than the {max_bytes:,}-byte result budget",
+                            hint="return smaller values (e.g. substring(), size(), a LIMIT inside collect())",
+                        )
+                    raise ResultTooLarge(
+                        "options.row_limit",
+                        f"the result passed the {max_bytes:,}-byte budget after {len(rows)} rows",
+                        hint=f"set options.row_limit to {len(rows)} or less, or return fewer or smaller columns",
+                    )
+                used += size
+                rows.append(row)
             return rows, False
 
-        with translate_errors("the ad-hoc query"), self.driver.session(database=self.database) as session:
-            return session.execute_read(work)
-
-    def explain_text(self, cypher: str, params: Mapping[str, Any]) -> str:
-        """EXPLAIN caller-supplied Cypher and return Neo4j's query type ('r', 'w', 'rw', 's')."""
-        with translate_errors("EXPLAIN of the ad-hoc query"), self.driver.session(database=self.database) as session:
-            return str(session.run("EXPLAIN " + cypher, dict(params)).consume().query_type)
+    def explain_adhoc(self, cypher: str, params: Mapping[str, Any]) -> tuple[str, dict[str, Any] | None]:
+        """EXPLAIN caller-supplied Cypher: (Neo4j's query type 'r'/'w'/'rw'/'s', the plan tree of ``summary.plan``).
+        Nothing runs; errors are the caller's (:func:`translate_adhoc_errors`)."""
+        with translate_adhoc_errors(planning=True), self.driver.session(database=self.database) as session:
+            summary = session.run("EXPLAIN " + cypher, dict(params)).consume()
+            plan = summary.plan
+            return str(summary.query_type), dict(plan) if isinstance(plan, Mapping) else None
 
     def apply_schema(self) -> list[str]:
         """Apply every ``cypher/schema/*.cypher`` statement (each is idempotent)."""

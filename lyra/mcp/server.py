@@ -217,9 +217,11 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
         ToolSpec(
             "query_graph",
             "Read-only Cypher",
-            "Run a read-only Cypher query for ad-hoc exploration; pass values as $params. Refused unless Neo4j's "
-            "EXPLAIN classifies it as read-only; runs in a read transaction with a timeout and options.row_limit "
-            "(max 1000). Labels: Task, Claim (task_id, text, claim_adoption_status), Fragment (text), Page (url, "
+            "Run a read-only Cypher query for ad-hoc exploration; pass values as $params. Allowed: MATCH, OPTIONAL "
+            "MATCH, WITH, UNWIND, RETURN, read subqueries, built-in functions, apoc.coll/text/map/math functions, "
+            "db.labels() and friends; anything else (writes, LOAD CSV, SHOW, other procedures) is refused with the "
+            "reason. Runs in a read transaction with a timeout, options.row_limit (max 1000) and a byte budget. "
+            "Labels: Task, Claim (task_id, text, claim_adoption_status), Fragment (text), Page (url, "
             "title, year, doi, venue, domain), Domain (name, domain_category), Job. Relationships: HAS_CLAIM, "
             "SUPPORTS/REFUTES/NEUTRAL (Fragment->Claim: nli_confidence, edge_human_corrected), EXTRACTED_FROM "
             "(Fragment->Page), IN_DOMAIN, CITES (Page->Page). Prefer the named views (list_views) when one fits.",

@@ -11,16 +11,64 @@ from typing import Any
 
 import numpy as np
 
-from lyra.core.errors import GraphQueryError, InvalidInputError, NotFoundError
+from lyra.core.errors import GraphQueryError, InvalidInputError, NotFoundError, QueryRefused
 from lyra.core.ids import validate_task_id
+from lyra.graph.query_guard import check_plan, check_statement
 from lyra.graph.store import GraphStore, to_plain
 from lyra.ml.protocols import Embedder
 from lyra.ml.vector_index import FragmentIndex
 from lyra.models.api import QueryResult, SearchHit, ViewInfo
 
 MAX_ROWS = 1000
+MAX_CYPHER_CHARS = 20_000
+MAX_PARAM_DEPTH = 32
 CLAIM_LIMIT = 50_000
 _PARAM_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def check_text(value: str, field: str) -> None:
+    """Refuse a string Neo4j could not receive: one that is not valid Unicode (a lone surrogate)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError(
+            field, f"not valid Unicode: a lone surrogate U+{ord(value[exc.start]):04X} at offset {exc.start}"
+        ) from None
+
+
+def check_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate ad-hoc query parameters before anything is sent: names, and at any depth only JSON values
+    Neo4j can take (valid Unicode strings, 64-bit integers, at most MAX_PARAM_DEPTH levels of lists and maps)."""
+    args = dict(params)
+    pending: list[tuple[str, Any, int]] = []
+    for key, value in args.items():
+        if not isinstance(key, str) or not _PARAM_NAME.match(key):
+            shown = str(key).encode("utf-8", "backslashreplace").decode("utf-8")  # a lone surrogate stays printable
+            raise InvalidInputError(f"params.{shown}", "not a valid parameter name")
+        pending.append((f"params.{key}", value, 1))
+    while pending:
+        field, value, depth = pending.pop()
+        if depth > MAX_PARAM_DEPTH:
+            raise InvalidInputError(field, f"nested deeper than {MAX_PARAM_DEPTH} levels")
+        if isinstance(value, str):
+            check_text(value, field)
+        elif isinstance(value, bool) or value is None or isinstance(value, float):
+            continue
+        elif isinstance(value, int):
+            if not _INT64[0] <= value <= _INT64[1]:
+                raise InvalidInputError(field, "an integer outside Neo4j's 64-bit range")
+        elif isinstance(value, list):
+            pending.extend((f"{field}[{i}]", item, depth + 1) for i, item in enumerate(value))
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise InvalidInputError(field, "map keys must be strings")
+                check_text(key, f"{field} (a key)")
+                pending.append((f"{field}.{key}", item, depth + 1))
+        else:
+            raise InvalidInputError(field, f"a {type(value).__name__} is not a JSON value")
+    return args
 
 
 class ExploreService:
@@ -30,11 +78,13 @@ class ExploreService:
         embedder: Callable[[], Embedder] | None = None,
         index: Callable[[], FragmentIndex] | None = None,
         query_timeout: float = 30.0,
+        query_max_bytes: int = 4_000_000,
     ) -> None:
         self.store = store
         self._embedder = embedder
         self._index = index
         self.query_timeout = query_timeout
+        self.query_max_bytes = query_max_bytes
 
     # ------------------------------------------------------------------- views
     def list_views(self) -> list[ViewInfo]:
@@ -66,33 +116,32 @@ class ExploreService:
 
     # ------------------------------------------------------------- ad-hoc Cypher
     def query_graph(self, cypher: str, params: Mapping[str, Any] | None = None, row_limit: int = 100) -> QueryResult:
-        """Read-only Cypher for exploration: refused unless EXPLAIN says read-only; runs in a read transaction
-        with a timeout and a row limit."""
+        """Read-only Cypher for exploration, through the guard of lyra/graph/query_guard.py.
+
+        Checked in this order, and nothing reaches Neo4j until the checks before it passed: the request's shape
+        (text, row limit, parameters at any depth); the statement (procedures and functions on the allow-lists, no
+        LOAD CSV/USE/SHOW/TERMINATE/IN TRANSACTIONS, no character or escape that could hide text); EXPLAIN's plan
+        (read operators and allowed procedures only, and Neo4j classifying it 'r'). Then it runs in a READ
+        transaction with a timeout, a row limit and a byte budget on the JSON of the rows.
+        """
         if not isinstance(cypher, str) or not cypher.strip():
             raise InvalidInputError("cypher", "must be a non-empty Cypher statement")
-        if len(cypher) > 20_000:
-            raise InvalidInputError("cypher", "longer than 20,000 characters")
+        if len(cypher) > MAX_CYPHER_CHARS:
+            raise InvalidInputError("cypher", f"longer than {MAX_CYPHER_CHARS:,} characters")
+        check_text(cypher, "cypher")
         if not 1 <= row_limit <= MAX_ROWS:
-            raise InvalidInputError("row_limit", f"must be between 1 and {MAX_ROWS}")
-        args = dict(params or {})
-        for key in args:
-            if not _PARAM_NAME.match(str(key)):
-                raise InvalidInputError(f"params.{key}", "not a valid parameter name")
-        if re.match(r"^\s*(EXPLAIN|PROFILE)\b", cypher, re.IGNORECASE):
-            raise InvalidInputError("cypher", "give the statement without EXPLAIN/PROFILE")
-        try:
-            query_type = self.store.explain_text(cypher, args)
-        except GraphQueryError as exc:
-            raise InvalidInputError(
-                "cypher", f"Neo4j cannot plan it: {exc.message}", hint="check the syntax and labels; $params for values"
-            ) from None
+            raise InvalidInputError("options.row_limit", f"must be between 1 and {MAX_ROWS}")
+        args = check_params(params or {})
+        check_statement(cypher)
+        query_type, plan = self.store.explain_adhoc(cypher, args)
+        check_plan(plan)
         if query_type != "r":
-            raise InvalidInputError(
+            raise QueryRefused(
                 "cypher",
                 f"only read-only queries are allowed (Neo4j classifies this one as {query_type!r})",
                 hint="use MATCH ... RETURN; writes go through Lyra's own commands",
             )
-        rows, truncated = self.store.run_adhoc_read(cypher, args, row_limit, self.query_timeout)
+        rows, truncated = self.store.run_adhoc_read(cypher, args, row_limit, self.query_timeout, self.query_max_bytes)
         return QueryResult(rows=rows, row_count=len(rows), truncated=truncated)
 
     # ------------------------------------------------------------ vector search

@@ -95,7 +95,7 @@ def test_create_task_queue_and_status_through_rest(app: FastAPI) -> None:
             422,
             "targets[0].value",
         ),
-        ("POST", "/api/v1/graph/query", {"json": {"cypher": "CREATE (n:X) RETURN n"}}, 422, "cypher"),
+        ("POST", "/api/v1/graph/query", {"json": {"cypher": "CREATE (n:X) RETURN n"}}, 403, "cypher"),
         ("POST", "/api/v1/graph/query", {"json": {"cypher": "MATCH (n RETURN n"}}, 422, "cypher"),
         ("POST", "/api/v1/views/no_such_view", {"json": {"params": {}}}, 404, None),
         (
