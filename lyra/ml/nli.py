@@ -122,6 +122,9 @@ class LLMStanceJudge:
         raw = yaml.safe_load((prompts_dir / "stance_examples.yaml").read_text(encoding="utf-8"))
         self._examples: list[dict[str, str]] = raw[: self.config.examples]
         self._calibration = _Calibration()
+        # Our own examples are trusted; their fence stays fixed so the prompt up to the judged passage is the same
+        # for every pair (the model's prompt cache reuses it). Each judged passage gets a fresh fence.
+        self._examples_fence = Fence.new()
         self._combiner: StanceCombiner | None = None
         if self.config.mode == "hybrid":
             if not self.config.combiner or not Path(self.config.combiner).exists():
@@ -138,10 +141,17 @@ class LLMStanceJudge:
         """The prompt for one pair; the passage (untrusted) goes inside ``fence``, fresh for each pair."""
         if template == "three_way":
             examples = [{**ex, "answer": ex["three_way"]} for ex in self._examples]
-            text = self._three_way.render(examples=examples, passage=passage, claim=claim, fence=fence)
+            text = self._three_way.render(
+                examples=examples, passage=passage, claim=claim, fence=fence, examples_fence=self._examples_fence
+            )
         else:
             text = self._question.render(
-                question=question, examples=self._examples, passage=passage, claim=claim, fence=fence
+                question=question,
+                examples=self._examples,
+                passage=passage,
+                claim=claim,
+                fence=fence,
+                examples_fence=self._examples_fence,
             )
         return [{"role": "user", "content": text}]
 
