@@ -43,6 +43,7 @@ class RecordingLLM:
 
 
 class OnesEmbedder:
+    model_id = "fake-embedder"
     dimension = 4
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
