@@ -82,6 +82,8 @@ class Settings(BaseSettings):
     rank_weight_bm25: float = Field(default=0.3, ge=0.0)
     rank_weight_embedding: float = Field(default=0.7, ge=0.0)
     nli_top_k: int = Field(default=8, ge=1)
+    ingest_max_file_bytes: int = Field(default=20_000_000, ge=1)  # a larger local file is skipped, not read
+    ingest_max_files: int = Field(default=10_000, ge=1)  # files one ingest (or one file job) reads at most
 
     # --- trust and control (seed 003 decision 18)
     high_rejection_rate_threshold: float = Field(default=0.3, ge=0.0, le=1.0)
