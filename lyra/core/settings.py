@@ -105,8 +105,10 @@ class Settings(BaseSettings):
     api_host: str = "127.0.0.1"
     api_port: int = Field(default=8765, ge=1, le=65535)
     api_token: SecretStr | None = None  # required when api_host is not a loopback address
-    # extra Host / Origin values accepted besides loopback (DNS-rebinding protection)
+    # extra Host values accepted besides loopback and the bind address (DNS-rebinding protection)
     api_allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    # browser origins allowed cross-origin access (CORS), exact "scheme://host:port"; none by default: only the
+    # server's own pages (same origin) and clients that send no Origin (MCP clients, scripts, curl)
     api_allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     api_max_body_bytes: int = Field(default=1_000_000, ge=1024)
 
@@ -125,6 +127,17 @@ class Settings(BaseSettings):
                 return json.loads(value)
             return [part.strip() for part in re.split(r"," if "://" in value else r"[,:]", value) if part.strip()]
         return value
+
+    @field_validator("api_allowed_origins")
+    @classmethod
+    def _exact_origins(cls, value: list[str]) -> list[str]:
+        for origin in value:
+            if not re.fullmatch(r"https?://[A-Za-z0-9.\-\[\]:]+", origin) or origin.endswith(":"):
+                raise ValueError(
+                    f"{origin!r} is not an exact origin: give scheme://host[:port] (no path, no wildcard), "
+                    "e.g. http://localhost:6274"
+                )
+        return [origin.lower() for origin in value]
 
     @field_validator("api_token", mode="before")
     @classmethod

@@ -70,7 +70,7 @@ def test_a_folder_job_reads_nothing_outside_the_allowed_folders(graph: Services,
     outside.mkdir()
     secret = outside / "s.md"
     secret.write_text("# Secret\n\nA secret paragraph that sits outside the allowed folder and must stay there.\n")
-    (root / "kept.md").write_text("# Kept\n\nA paragraph inside the allowed folder, long enough to become a fragment.\n")
+    (root / "kept.md").write_text("# Kept\n\nA paragraph inside the allowed folder, long enough to be a fragment.\n")
     (root / "l.md").symlink_to(secret)
     (root / "outside_folder").symlink_to(outside, target_is_directory=True)
     (root / "hostname.txt").symlink_to("/etc/hostname")
@@ -82,9 +82,8 @@ def test_a_folder_job_reads_nothing_outside_the_allowed_folders(graph: Services,
     queued = JobService(graph.store, graph.task_repo, [root]).queue(
         QueueTargetsRequest(task_id=TASK, targets=[Target(kind="file", value=str(root))])
     )
-    job = ClaimedJob(
-        id=queued.jobs[0].job_id, task_id=TASK, kind="file", value=queued.jobs[0].value, options={}, attempts=1, claim=""
-    )
+    (target,) = queued.jobs
+    job = ClaimedJob(target.job_id, TASK, "file", target.value, options={}, attempts=1, claim="c")
     outcome = ResearchExecutor(graph.store, lambda: ingest_service(graph), [root])(job, JobContext(job))
 
     pages, _, _ = graph.store.driver.execute_query(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ TEXT = "# Title\n\nA paragraph that is long enough to be a passage of its own.\n
 
 
 @pytest.fixture
-def tree(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
+def tree(tmp_path: Path) -> tuple[Path, Path]:
     """An allowed folder ``r`` and an outside folder ``o`` with a secret, linked into ``r`` in several ways."""
     root, outside = tmp_path / "r", tmp_path / "o"
     root.mkdir()
@@ -30,7 +29,7 @@ def tree(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
     (root / "sub" / "inner.md").write_text(TEXT.replace("Title", "Inner"))
     (root / "again.md").symlink_to(root / "sub" / "inner.md")  # a link that stays inside is fine
     (root / "broken.md").symlink_to(tmp_path / "missing.md")
-    yield root, outside
+    return root, outside
 
 
 def read(paths: list[Path], limits: WalkLimits) -> tuple[dict[str, SourceDocument], dict[str, str]]:
