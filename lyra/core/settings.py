@@ -66,6 +66,7 @@ class Settings(BaseSettings):
     llm_provider: Literal["auto", "embedded", "ollama"] = "auto"
     ollama_host: str | None = Field(default=None, validation_alias=AliasChoices("OLLAMA_HOST", "LYRA_OLLAMA_HOST"))
     ollama_model: str = "qwen2.5:3b"
+    ollama_timeout: float = Field(default=120.0, gt=0)  # seconds to wait for each answer (each piece when streamed)
     llm_threads: int = Field(default=2, ge=1, le=64)
     llm_context: int = Field(default=4096, ge=512)
     reranker_model: str | None = None
