@@ -1,7 +1,7 @@
 """A separate process that claims jobs the way a worker does (test_job_claims.py starts several of these).
 
 It connects with its own driver to the Neo4j in NEO4J_URI / NEO4J_USERNAME / NEO4J_PASSWORD, prints ``ready``,
-waits for a line on stdin (so every claimer starts at once), then claims jobs through
+waits for a line on stdin (so every claimer starts at once), prints ``claiming`` and claims jobs through
 ``GraphStore.run("jobs/claim_next_job", ...)`` until the queue stays empty, printing one JSON line per answer.
 """
 
@@ -24,6 +24,7 @@ def main() -> None:
     store = GraphStore(driver, CypherCatalog.load(settings.cypher_dir), settings)
     print("ready", flush=True)
     sys.stdin.readline()
+    print("claiming", flush=True)
     empty = 0
     while empty < 3:
         rows = store.run("jobs/claim_next_job", {"worker": name, "claim": new_id("claim"), "max_attempts": 3})
