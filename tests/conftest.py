@@ -65,7 +65,7 @@ def neo4j_target() -> Iterator[Neo4jTarget]:
         return
     if _docker_engine_answers():
         try:
-            from testcontainers.neo4j import Neo4jContainer
+            from testcontainers.community.neo4j import Neo4jContainer  # the dev extra pins testcontainers 4.15
         except ImportError:
             _unavailable("a Docker engine answers but testcontainers is not installed")
         password = "lyra-test-password"

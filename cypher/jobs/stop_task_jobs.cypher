@@ -7,7 +7,11 @@ SET t.status = 'paused', t.stop_requested = CASE WHEN $immediate THEN 'immediate
     t.updated_at = datetime()
 WITH t
 CALL (t) {
-  OPTIONAL MATCH (t)-[:HAS_JOB]->(q:Job {state: 'queued'})
+  // compare-and-set under the node's write lock (the SET reads the state it writes): a job a worker claimed
+  // since the MATCH keeps running instead of turning 'cancelled' under it
+  MATCH (t)-[:HAS_JOB]->(q:Job {state: 'queued'})
+  SET q.state = CASE q.state WHEN 'queued' THEN 'cancelling' ELSE q.state END
+  WITH q WHERE q.state = 'cancelling'
   SET q.state = 'cancelled', q.error = 'stopped before it ran', q.finished_at = datetime(), q.updated_at = datetime()
   RETURN count(q) AS cancelled
 }

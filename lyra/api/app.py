@@ -5,14 +5,20 @@ in; this module imports no other adapter and nothing below :class:`~lyra.service
 
 Thin by design: every route builds the operation's request model, calls the one operation and returns its response
 model. Query and body parameters are generated from the request models (same types, limits, defaults and
-descriptions), so the two doors cannot drift. Errors: Lyra's error tree (``STATUS_FOR_ERROR``, one status per class)
-and request validation become JSON bodies ``{"error", "message", "field"?, "hint"?}``; an unexpected failure is a
-500 without a traceback.
+descriptions), so the two doors cannot drift. Errors: Lyra's error tree (``STATUS_FOR_ERROR``, one status per class),
+request validation, a body that is not JSON, an unknown route or method become JSON bodies
+``{"error", "message", "field"?, "hint"?}``; an unexpected failure is a 500 without a traceback.
+
+Guards, outermost first: :class:`BodyLimit` (the bytes actually received, for every route and ``/mcp``), the Host
+and Origin checks (DNS rebinding; browsers only from the server's own origin or ``LYRA_API_ALLOWED_ORIGINS``),
+Starlette's CORS middleware for those configured origins (so a preflight is answered before the token check), and
+the bearer token.
 """
 
 from __future__ import annotations
 
 import hmac
+import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractContextManager, AsyncExitStack, asynccontextmanager
@@ -24,12 +30,17 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.base import BaseHTTPMiddleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from lyra.core import errors
 from lyra.core.errors import LyraError
 from lyra.core.ids import TASK_ID_PATTERN
 from lyra.core.settings import Settings
 from lyra.models import api, trust
+from lyra.models.validation import error_message
 from lyra.services.operations import Operations
 
 log = logging.getLogger(__name__)
@@ -57,6 +68,14 @@ STATUS_FOR_ERROR: dict[type[LyraError], int] = {
     errors.LLMError: status.HTTP_503_SERVICE_UNAVAILABLE,
     errors.GraphQueryError: status.HTTP_500_INTERNAL_SERVER_ERROR,
     errors.Neo4jServerError: status.HTTP_500_INTERNAL_SERVER_ERROR,
+}
+# codes of the bodies answering Starlette's own HTTP errors (not raised by Lyra, so not in the error tree)
+FASTAPI_BODY_PARSE_ERROR = "There was an error parsing the body"
+HTTP_ERROR_CODES = {
+    status.HTTP_400_BAD_REQUEST: "bad_request",
+    status.HTTP_404_NOT_FOUND: "not_found",
+    status.HTTP_405_METHOD_NOT_ALLOWED: "method_not_allowed",
+    status.HTTP_413_CONTENT_TOO_LARGE: "too_large",
 }
 TaskIdPath = Annotated[str, Path(pattern=TASK_ID_PATTERN.pattern, description="a task id")]
 Background = Callable[[], AbstractContextManager[object]]
@@ -122,7 +141,23 @@ def _install_error_handlers(app: FastAPI) -> None:
         field = _field_from_loc(tuple(first.get("loc", ())))
         return _error(
             status.HTTP_422_UNPROCESSABLE_CONTENT,
-            {"error": "invalid_input", "message": f"{field}: {first.get('msg', 'invalid')}", "field": field},
+            {
+                "error": "invalid_input",
+                "message": f"{field}: {error_message(first.get('msg', 'invalid'))}",
+                "field": field,
+            },
+        )
+
+    # Starlette's and FastAPI's own refusals: an unknown route or method, a body that cannot be decoded as JSON
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == status.HTTP_400_BAD_REQUEST and exc.detail == FASTAPI_BODY_PARSE_ERROR:
+            # a body FastAPI could not decode (invalid UTF-8, ...): bad input like malformed JSON, same status
+            body = {"error": "invalid_input", "message": "body: not a JSON document in UTF-8", "field": "body"}
+            return _error(status.HTTP_422_UNPROCESSABLE_CONTENT, body)
+        code = HTTP_ERROR_CODES.get(exc.status_code, "http_error")
+        return JSONResponse(
+            status_code=exc.status_code, content={"error": code, "message": str(exc.detail)}, headers=exc.headers
         )
 
     @app.exception_handler(Exception)
@@ -136,24 +171,101 @@ def _allowed_hosts(settings: Settings) -> list[str]:
     return sorted({*LOOPBACK_HOSTS, settings.api_host, *settings.api_allowed_hosts})
 
 
-def _allowed_origins(settings: Settings) -> list[str]:
-    loopback = [f"http://{h}" for h in LOOPBACK_HOSTS if h != "::1"]
-    return [*loopback, *settings.api_allowed_origins]
+def _own_origins(settings: Settings) -> list[str]:
+    """The server's own origins (same-origin browser requests send them too): each allowed host, this port."""
+    return [
+        f"http://{h if ':' not in h or h.startswith('[') else f'[{h}]'}:{settings.api_port}"
+        for h in _allowed_hosts(settings)
+    ]
 
 
-def _origin_ok(origin: str, allowed: list[str]) -> bool:
-    # an allowed origin, on any port
-    return any(origin == entry or origin.startswith(entry + ":") for entry in allowed)
+def _too_large(max_bytes: int) -> dict[str, Any]:
+    return {"error": "too_large", "message": f"request body over {max_bytes} bytes", "field": "body"}
+
+
+class BodyLimit:
+    """Refuses a request body over ``max_bytes`` by the bytes actually received, chunked bodies included.
+
+    A declared ``Content-Length`` over the limit is answered at once, unread. Otherwise ``receive`` is wrapped:
+    the bytes are counted as they arrive, and once over the limit nothing more is read, the 413 is sent (unless the
+    app has already started its response), and the app is told the client went away, so no route runs on a
+    partial body; whatever the app sends afterwards is dropped.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def _send_413(self, send: Send) -> None:
+        body = json.dumps(_too_large(self.max_bytes)).encode()
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        headers.append((b"connection", b"close"))
+        await send({"type": "http.response.start", "status": 413, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > self.max_bytes:
+            await self._send_413(send)
+            return
+        received = 0
+        refused = False
+        started = False
+
+        async def limited_receive() -> Message:
+            nonlocal received, refused
+            if refused:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_bytes:
+                    refused = True
+                    if not started:
+                        await self._send_413(send)
+                    log.warning("refused a request body over %d bytes (%s)", self.max_bytes, scope.get("path"))
+                    return {"type": "http.disconnect"}
+            return message
+
+        async def guarded_send(message: Message) -> None:
+            nonlocal started
+            if refused and not started:
+                return  # the 413 went out instead
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, guarded_send)
+        except Exception:
+            if not refused:
+                raise
+            log.debug("the app stopped after its request body was refused", exc_info=True)
 
 
 def _install_guards(app: FastAPI, settings: Settings) -> None:
+    """The guards as middleware; added innermost first (Starlette wraps each new one around the others)."""
     hosts = {h.lower() for h in _allowed_hosts(settings)}
-    origins = _allowed_origins(settings)
+    configured_origins = set(settings.api_allowed_origins)
     token = settings.api_token.get_secret_value() if settings.api_token else None
-    max_body = settings.api_max_body_bytes
 
-    @app.middleware("http")
-    async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+    async def token_guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        if token and request.url.path not in ("/healthz",):
+            scheme, _, credentials = request.headers.get("authorization", "").strip().partition(" ")
+            # the scheme is case-insensitive (RFC 9110 §11.1); the token is compared in constant time
+            valid = scheme.lower() == "bearer" and hmac.compare_digest(credentials.strip().encode(), token.encode())
+            if not valid:
+                return JSONResponse(
+                    status_code=401,
+                    content={"error": "unauthorized", "message": "missing or wrong bearer token"},
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
+        return await call_next(request)
+
+    async def host_and_origin_guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         host = (request.headers.get("host") or "").lower()
         host_name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
         if "*" not in hosts and host_name not in hosts and host not in hosts:
@@ -166,29 +278,30 @@ def _install_guards(app: FastAPI, settings: Settings) -> None:
                 },
             )
         origin = request.headers.get("origin")
-        if origin and not _origin_ok(origin, origins):
+        same_origin = origin == f"{request.url.scheme}://{host}"
+        if origin and not same_origin and origin not in configured_origins:
             return _error(
                 403,
                 {
                     "error": "invalid_origin",
                     "message": f"Origin {origin!r} is not allowed",
-                    "hint": "add it to LYRA_API_ALLOWED_ORIGINS",
+                    "hint": "add the exact origin (scheme, host and port) to LYRA_API_ALLOWED_ORIGINS",
                 },
             )
-        length = request.headers.get("content-length")
-        if length and length.isdigit() and int(length) > max_body:
-            return _error(
-                413, {"error": "too_large", "message": f"request body over {max_body} bytes", "field": "body"}
-            )
-        if token and request.url.path not in ("/healthz",):
-            supplied = request.headers.get("authorization", "")
-            if not hmac.compare_digest(supplied.encode(), f"Bearer {token}".encode()):
-                return JSONResponse(
-                    status_code=401,
-                    content={"error": "unauthorized", "message": "missing or wrong bearer token"},
-                    headers={"WWW-Authenticate": "Bearer"},
-                )
         return await call_next(request)
+
+    app.add_middleware(BaseHTTPMiddleware, dispatch=token_guard)
+    if configured_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=sorted(configured_origins),
+            allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
+            allow_headers=["Authorization", "Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-ID"],
+            expose_headers=["Mcp-Session-Id"],
+            max_age=600,
+        )
+    app.add_middleware(BaseHTTPMiddleware, dispatch=host_and_origin_guard)
+    app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
 
 
 # ----------------------------------------------------------------------------- routes
@@ -309,7 +422,7 @@ def create_app(
         security = TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
             allowed_hosts=[f"{h}:*" for h in _allowed_hosts(settings)] + _allowed_hosts(settings),
-            allowed_origins=[f"{o}:*" for o in _allowed_origins(settings)] + _allowed_origins(settings),
+            allowed_origins=_own_origins(settings) + list(settings.api_allowed_origins),
         )
         mcp_app = mcp_server.streamable_http_app(
             streamable_http_path="/mcp", transport_security=security, host=settings.api_host, stateless_http=False
@@ -338,4 +451,4 @@ def create_app(
     return app
 
 
-__all__ = ["STATUS_FOR_ERROR", "create_app", "status_for"]
+__all__ = ["STATUS_FOR_ERROR", "BodyLimit", "create_app", "status_for"]

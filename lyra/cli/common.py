@@ -12,6 +12,7 @@ from typing import Any, ParamSpec, TypeVar
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -21,6 +22,7 @@ from lyra.core.logging import configure_logging
 from lyra.core.settings import Settings, load_settings
 from lyra.models.api import Materials
 from lyra.models.ingest import IngestReport
+from lyra.models.validation import error_message
 from lyra.services.operations import Operations
 
 P = ParamSpec("P")
@@ -40,8 +42,10 @@ def settings_from_env(**overrides: Any) -> Settings:
     except ValidationError as exc:
         first = exc.errors()[0]
         name = ".".join(str(p) for p in first.get("loc", ())) or "settings"
+        variable = name if name.isupper() else f"LYRA_{name.upper()}"  # NEO4J_URI, OLLAMA_HOST: their own names
         raise ConfigError(
-            f"setting {name}: {first.get('msg', 'invalid')}", hint=f"check LYRA_{name.upper()} in the environment"
+            f"setting {name}: {error_message(first.get('msg', 'invalid'))}",
+            hint=f"check {variable} in the environment",
         ) from None
     configure_logging(settings.log_level)
     return settings
@@ -55,9 +59,12 @@ def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
         try:
             return fn(*args, **kwargs)
         except LyraError as exc:
-            err.print(f"[bold red]error[/] ({exc.code}): {exc.message}", markup=True, highlight=False)
+            # one line each, however narrow the terminal (soft_wrap: no line breaks inserted)
+            err.print(
+                f"[bold red]error[/] ({exc.code}): {escape(exc.message)}", markup=True, highlight=False, soft_wrap=True
+            )
             if exc.hint:
-                err.print(f"[yellow]hint[/]: {exc.hint}", highlight=False)
+                err.print(f"[yellow]hint[/]: {escape(exc.hint)}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
 
     return wrapper

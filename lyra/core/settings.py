@@ -68,6 +68,7 @@ class Settings(BaseSettings):
     llm_provider: Literal["auto", "embedded", "ollama"] = "auto"
     ollama_host: str | None = Field(default=None, validation_alias=AliasChoices("OLLAMA_HOST", "LYRA_OLLAMA_HOST"))
     ollama_model: str = "qwen2.5:3b"
+    ollama_timeout: float = Field(default=120.0, gt=0)  # seconds to wait for each answer (each piece when streamed)
     llm_threads: int = Field(default=2, ge=1, le=64)
     llm_context: int = Field(default=4096, ge=512)
     reranker_model: str | None = None
@@ -84,6 +85,8 @@ class Settings(BaseSettings):
     rank_weight_bm25: float = Field(default=0.3, ge=0.0)
     rank_weight_embedding: float = Field(default=0.7, ge=0.0)
     nli_top_k: int = Field(default=8, ge=1)
+    ingest_max_file_bytes: int = Field(default=20_000_000, ge=1)  # a larger local file is skipped, not read
+    ingest_max_files: int = Field(default=10_000, ge=1)  # files one ingest (or one file job) reads at most
 
     # --- trust and control (seed 003 decision 18)
     high_rejection_rate_threshold: float = Field(default=0.3, ge=0.0, le=1.0)
@@ -105,8 +108,10 @@ class Settings(BaseSettings):
     api_host: str = "127.0.0.1"
     api_port: int = Field(default=8765, ge=1, le=65535)
     api_token: SecretStr | None = None  # required when api_host is not a loopback address
-    # extra Host / Origin values accepted besides loopback (DNS-rebinding protection)
+    # extra Host values accepted besides loopback and the bind address (DNS-rebinding protection)
     api_allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    # browser origins allowed cross-origin access (CORS), exact "scheme://host:port"; none by default: only the
+    # server's own pages (same origin) and clients that send no Origin (MCP clients, scripts, curl)
     api_allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     api_max_body_bytes: int = Field(default=1_000_000, ge=1024)
 
@@ -125,6 +130,17 @@ class Settings(BaseSettings):
                 return json.loads(value)
             return [part.strip() for part in re.split(r"," if "://" in value else r"[,:]", value) if part.strip()]
         return value
+
+    @field_validator("api_allowed_origins")
+    @classmethod
+    def _exact_origins(cls, value: list[str]) -> list[str]:
+        for origin in value:
+            if not re.fullmatch(r"https?://[A-Za-z0-9.\-\[\]:]+", origin) or origin.endswith(":"):
+                raise ValueError(
+                    f"{origin!r} is not an exact origin: give scheme://host[:port] (no path, no wildcard), "
+                    "e.g. http://localhost:6274"
+                )
+        return [origin.lower() for origin in value]
 
     @field_validator("api_token", mode="before")
     @classmethod

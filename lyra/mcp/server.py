@@ -1,9 +1,11 @@
 """The MCP adapter: ``create_mcp_server(operations)`` turns Lyra's operations into MCP tools.
 
-Thin by design: each tool validates its arguments with the operation's request model (unknown fields are
-rejected: the published input schema says ``additionalProperties: false``), calls the one service method, and
-returns its response model as structured output. Lyra's errors become tool errors whose text is a JSON object
-``{"error", "message", "field"?, "hint"?}``.
+Thin by design: each tool validates its arguments with the operation's request model in pydantic's strict mode
+(unknown fields are rejected, as the published input schema says with ``additionalProperties: false``; an integer
+field takes only a JSON integer, ``true`` or ``5.0`` are refused; a boolean only ``true``/``false``), calls the one
+service method, and returns its response model as structured output. The published input schemas are
+self-contained: nested models are inlined (no ``$ref``/``$defs``), so every property carries its own ``type``.
+Lyra's errors become tool errors whose text is a JSON object ``{"error", "message", "field"?, "hint"?}``.
 """
 
 from __future__ import annotations
@@ -64,6 +66,29 @@ class _PassThroughArguments(ArgModelBase):
         return dict(self.model_extra or {})
 
 
+def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with every ``{"$ref": "#/$defs/X"}`` replaced by X itself and ``$defs`` dropped.
+
+    Some MCP clients (the MCP Inspector CLI among them) do not follow ``$ref`` and, finding no ``type`` on such a
+    property, send the object as a string. Lyra's request models are not recursive, so inlining terminates.
+    """
+    defs: dict[str, Any] = schema.get("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                siblings = {k: resolve(v) for k, v in node.items() if k != "$ref"}
+                return {**resolve(defs[ref.removeprefix("#/$defs/")]), **siblings}
+            return {k: resolve(v) for k, v in node.items() if k != "$defs"}
+        if isinstance(node, list):
+            return [resolve(item) for item in node]
+        return node
+
+    inlined: dict[str, Any] = resolve(schema)
+    return inlined
+
+
 def _error_text(exc: LyraError) -> str:
     return json.dumps(exc.to_dict(), ensure_ascii=False)
 
@@ -73,7 +98,7 @@ class ToolSpec:
     name: str
     title: str
     description: str
-    request: type[api.Request] | None
+    request: type[api.Request]
     response: type[BaseModel]
     call: Callable[[Any], BaseModel]
     read_only: bool
@@ -83,13 +108,11 @@ class ToolSpec:
 
 def _make_tool(spec: ToolSpec) -> Tool:
     """A Tool whose flat arguments are exactly the request model's fields (extra fields refused)."""
-    fields = spec.request.model_fields if spec.request else {}
+    fields = spec.request.model_fields
 
     def run(**arguments: Any) -> BaseModel:
         try:
-            if spec.request is None:
-                return spec.call(None)
-            return spec.call(parse_one(spec.request, arguments))
+            return spec.call(parse_one(spec.request, arguments, strict=True))
         except LyraError as exc:
             raise ToolError(_error_text(exc)) from None
         except Exception as exc:  # a bug: logged with its traceback here, never shown to the client
@@ -128,7 +151,7 @@ def _make_tool(spec: ToolSpec) -> Tool:
         __base__=_StrictArguments,
         **{name: (field.annotation, field) for name, field in fields.items()},
     )
-    schema = strict.model_json_schema(by_alias=True)
+    schema = inline_refs(strict.model_json_schema(by_alias=True))
     return tool.model_copy(
         update={
             "parameters": schema,
@@ -235,7 +258,7 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
             "Named graph views",
             "The named read-only Cypher views (claim evidence summary, contradictions, reference candidates, "
             "domain statistics, evidence timeline, ...) with their parameters. Run one with query_view.",
-            None,
+            api.Request,
             api.ViewList,
             lambda _: ops.list_views(),
             read_only=True,
@@ -342,4 +365,4 @@ def create_mcp_server(ops: Operations) -> MCPServer:
     return MCPServer(name="lyra", title="Lyra evidence graph", instructions=INSTRUCTIONS, tools=tools)
 
 
-__all__ = ["create_mcp_server", "tool_specs"]
+__all__ = ["create_mcp_server", "inline_refs", "tool_specs"]

@@ -26,7 +26,7 @@ class Models:
     def llm(self) -> LLM:
         s = self.settings
         if s.llm_provider == "ollama" or (s.llm_provider == "auto" and s.ollama_host):
-            return OllamaLLM(s.ollama_host or "http://127.0.0.1:11434", s.ollama_model)
+            return OllamaLLM(s.ollama_host or "http://127.0.0.1:11434", s.ollama_model, timeout=s.ollama_timeout)
         return LlamaCppLLM(
             lambda: assembled_gguf(s.models_dir), GGUF_MODEL_ID, n_ctx=s.llm_context, threads=s.llm_threads
         )

@@ -13,12 +13,13 @@ import math
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from lyra.core.errors import ConfigError, LLMError
+from lyra.core.errors import ConfigError, LLMError, LyraError
 from lyra.ml.protocols import TokenChoice
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 def chatml(messages: Sequence[dict[str, str]]) -> str:
@@ -112,63 +113,117 @@ class LlamaCppLLM:
 
 
 class OllamaLLM:
-    """An Ollama server (``OLLAMA_HOST``), e.g. the seeds' ``qwen2.5:3b``."""
+    """An Ollama server (``OLLAMA_HOST``), e.g. the seeds' ``qwen2.5:3b``, through the official ``ollama`` client
+    (the ``ollama`` extra: ``pip install 'lyra[ollama]'``).
 
-    def __init__(self, host: str, model: str) -> None:
+    ``choose`` / ``choose_raw`` ask for one token with its top log-probabilities (``/api/chat``, ``/api/generate``
+    with ``raw``); ``generate_json`` streams ``/api/chat`` with the JSON schema as ``format`` and joins the pieces,
+    so ``timeout`` bounds the wait for each piece rather than the whole answer. Every failure is an
+    :class:`LLMError` that says what happened: the server cannot be reached, did not answer in time, answered an
+    HTTP error (a missing model: ``ollama pull``), or answered something that is not Ollama's API.
+    """
+
+    def __init__(self, host: str, model: str, timeout: float = 120.0) -> None:
         self.model_id = f"ollama:{model}"
         self._model = model
         self._host = host
+        self._timeout = timeout
         self._client: Any = None
 
     def _get(self) -> Any:
         if self._client is None:
             try:
+                import httpx
                 import ollama
             except ImportError:
-                raise ConfigError("the `ollama` client is not installed", hint="pip install ollama") from None
-            self._client = ollama.Client(host=self._host)
+                raise ConfigError(
+                    "the `ollama` client is not installed", hint="pip install 'lyra[ollama]' (or: pip install ollama)"
+                ) from None
+            self._client = ollama.Client(host=self._host, timeout=httpx.Timeout(self._timeout, connect=10.0))
         return self._client
 
-    def choose(self, messages: Sequence[dict[str, str]], options: Sequence[str]) -> TokenChoice:
-        response = self._get().chat(
-            model=self._model,
-            messages=list(messages),
-            options={"temperature": 0, "num_predict": 1},
-            logprobs=True,
-            top_logprobs=20,
-        )
-        text = str(response["message"]["content"])
-        logprobs = response.get("logprobs") or []
-        if logprobs:
-            top = [(t["token"], float(t["logprob"])) for t in logprobs[0].get("top_logprobs", [])]
-            return TokenChoice(text=text, probs=option_probabilities(top, options))
+    def _call(self, what: str, request: Callable[[Any], T]) -> T:
+        """Run one request against the client; map every way it can fail to an LLMError naming the cause."""
+        import httpx
+        import ollama
+
+        where = f"Ollama at {self._host}"
+        try:
+            return request(self._get())
+        except LyraError:
+            raise
+        except (ConnectionError, httpx.ConnectError):  # the client raises the first; a stream the second
+            raise LLMError(
+                f"{where} cannot be reached ({what})", hint="start it (`ollama serve`), or set OLLAMA_HOST"
+            ) from None
+        except httpx.TimeoutException:
+            raise LLMError(
+                f"{where} did not answer {what} within {self._timeout:g} s", hint="raise LYRA_OLLAMA_TIMEOUT"
+            ) from None
+        except ollama.ResponseError as exc:
+            status = f"HTTP {exc.status_code}" if exc.status_code > 0 else "an error"
+            hint = f"ollama pull {self._model}" if exc.status_code == 404 else None
+            raise LLMError(f"{where} answered {what} with {status}: {str(exc.error)[:300]}", hint=hint) from None
+        except httpx.HTTPError as exc:
+            raise LLMError(f"{where} failed during {what}: {type(exc).__name__}: {exc}") from None
+        except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:  # JSON, pydantic, shape
+            raise LLMError(
+                f"{where} answered {what} with something that is not Ollama's API: {type(exc).__name__}: "
+                f"{str(exc)[:200]}"
+            ) from None
+
+    @staticmethod
+    def _choice(text: str, logprobs: Any, options: Sequence[str]) -> TokenChoice:
+        first = logprobs[0] if logprobs else None
+        top = first.get("top_logprobs") if first is not None else None
+        if top:
+            pairs = [(str(t["token"]), float(t["logprob"])) for t in top]
+            return TokenChoice(text=text, probs=option_probabilities(pairs, options))
         # An Ollama without log-probabilities: the answer alone, with its probability unknown (uniform).
         return TokenChoice(text=text, probs=option_probabilities([(text, 0.0)], options))
 
+    def choose(self, messages: Sequence[dict[str, str]], options: Sequence[str]) -> TokenChoice:
+        def request(client: Any) -> TokenChoice:
+            response = client.chat(
+                model=self._model,
+                messages=list(messages),
+                options={"temperature": 0, "num_predict": 1},
+                logprobs=True,
+                top_logprobs=20,
+            )
+            return self._choice(str(response["message"]["content"] or ""), response.get("logprobs"), options)
+
+        return self._call("a chat request", request)
+
     def choose_raw(self, prompt: str, options: Sequence[str]) -> TokenChoice:
-        response = self._get().generate(
-            model=self._model,
-            prompt=prompt,
-            raw=True,
-            options={"temperature": 0, "num_predict": 1},
-            logprobs=True,
-            top_logprobs=20,
-        )
-        text = str(response["response"])
-        logprobs = response.get("logprobs") or []
-        if logprobs:
-            top = [(t["token"], float(t["logprob"])) for t in logprobs[0].get("top_logprobs", [])]
-            return TokenChoice(text=text, probs=option_probabilities(top, options))
-        return TokenChoice(text=text, probs=option_probabilities([(text, 0.0)], options))
+        def request(client: Any) -> TokenChoice:
+            response = client.generate(
+                model=self._model,
+                prompt=prompt,
+                raw=True,
+                options={"temperature": 0, "num_predict": 1},
+                logprobs=True,
+                top_logprobs=20,
+            )
+            return self._choice(str(response["response"] or ""), response.get("logprobs"), options)
+
+        return self._call("a generate request", request)
 
     def generate_json(self, messages: Sequence[dict[str, str]], schema: dict[str, Any], max_tokens: int = 512) -> Any:
-        response = self._get().chat(
-            model=self._model,
-            messages=list(messages),
-            format=schema,
-            options={"temperature": 0, "num_predict": max_tokens},
-        )
+        def request(client: Any) -> str:
+            pieces: list[str] = []
+            for part in client.chat(
+                model=self._model,
+                messages=list(messages),
+                format=schema,
+                options={"temperature": 0, "num_predict": max_tokens},
+                stream=True,
+            ):
+                pieces.append(str(part["message"]["content"] or ""))
+            return "".join(pieces)
+
+        text = self._call("a JSON chat request", request)
         try:
-            return json.loads(response["message"]["content"])
+            return json.loads(text)
         except json.JSONDecodeError as exc:
-            raise LLMError(f"Ollama's output is not valid JSON: {exc.msg}") from None
+            raise LLMError(f"Ollama's output is not valid JSON ({exc.msg}): {text[:200]!r}") from None

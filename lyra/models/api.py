@@ -6,14 +6,60 @@ Requests forbid unknown fields; every limit is declared here, so both front door
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from lyra.core.ids import TASK_ID_PATTERN
 
+LINE_BREAKS = frozenset("\t\n\r")
+
+
+def single_line(value: str) -> str:
+    """Free text of one line (a hypothesis, a claim, a target, a search): no control character at all."""
+    if any(unicodedata.category(ch) in ("Cc", "Cs") for ch in value):
+        raise ValueError("must not contain control characters")
+    return value
+
+
+def multi_line(value: str) -> str:
+    """Free text that may span lines (a reason, a Cypher query): tabs and line breaks, no other control character."""
+    if any(unicodedata.category(ch) in ("Cc", "Cs") and ch not in LINE_BREAKS for ch in value):
+        raise ValueError("must not contain control characters other than tabs and line breaks")
+    return value
+
+
+def _surrogates_at(value: Any, path: str) -> str | None:
+    if isinstance(value, str):
+        return path if any(unicodedata.category(ch) == "Cs" for ch in value) else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _surrogates_at(key, f"{path}.{key!s}") or _surrogates_at(item, f"{path}.{key!s}")
+            if found:
+                return found
+    if isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            found = _surrogates_at(item, f"{path}[{index}]")
+            if found:
+                return found
+    return None
+
+
+def no_lone_surrogates(value: dict[str, Any]) -> dict[str, Any]:
+    """JSON values passed on as they are (query parameters, feedback args): a lone UTF-16 surrogate (``"\\ud800"``
+    in JSON) is not text and could not be encoded for Neo4j."""
+    found = _surrogates_at(value, "")
+    if found is not None:
+        raise ValueError(f"the string at {found.lstrip('.') or 'the top'} holds a lone UTF-16 surrogate, not text")
+    return value
+
+
 TaskId = Annotated[str, Field(pattern=TASK_ID_PATTERN.pattern, description="a task id, e.g. 'vitamin_d'")]
-Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000)]
+Text = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000), AfterValidator(single_line)
+]
+JsonParams = Annotated[dict[str, Any], AfterValidator(no_lone_surrogates)]
 JobState = Literal["queued", "running", "done", "failed", "cancelled"]
 TargetKind = Literal["query", "url", "doi", "file"]
 MAX_TARGETS = 200
@@ -79,13 +125,6 @@ class Target(Request):
     kind: TargetKind = Field(description="query | url | doi | file")
     value: Text = Field(description="search words, an http(s) URL, a DOI, or a path below an allowed folder")
     options: TargetOptions = Field(default_factory=TargetOptions)
-
-    @field_validator("value")
-    @classmethod
-    def _no_control_characters(cls, value: str) -> str:
-        if any(ord(ch) < 32 for ch in value):
-            raise ValueError("must not contain control characters")
-        return value
 
 
 class QueueTargetsRequest(Request):
@@ -349,8 +388,8 @@ class QueryGraphOptions(Request):
 
 
 class QueryGraphRequest(Request):
-    cypher: Annotated[str, StringConstraints(min_length=1, max_length=20_000)]
-    params: dict[str, Any] = Field(default_factory=dict)
+    cypher: Annotated[str, StringConstraints(min_length=1, max_length=20_000), AfterValidator(multi_line)]
+    params: JsonParams = Field(default_factory=dict)
     options: QueryGraphOptions = Field(default_factory=QueryGraphOptions)
 
 
@@ -372,7 +411,7 @@ class ViewList(Response):
 
 class QueryViewRequest(Request):
     name: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
-    params: dict[str, Any] = Field(default_factory=dict)
+    params: JsonParams = Field(default_factory=dict)
 
 
 class VectorSearchRequest(Request):

@@ -8,13 +8,21 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints, field_validator
 
-from lyra.models.api import Request, Response, TaskId
+from lyra.core.net import domain_syntax_error
+from lyra.models.api import JsonParams, Request, Response, TaskId, multi_line, single_line
 
-Reason = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
-OptionalReason = Annotated[str, StringConstraints(strip_whitespace=True, max_length=2000)] | None
-Pattern = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
+Reason = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000), AfterValidator(multi_line)
+]
+OptionalReason = (
+    Annotated[str, StringConstraints(strip_whitespace=True, max_length=2000), AfterValidator(multi_line)] | None
+)
+Pattern = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300), AfterValidator(single_line)
+]
+ObjectId = Annotated[str, StringConstraints(min_length=1, max_length=200), AfterValidator(single_line)]
 FeedbackAction = Literal[
     "domain_block", "domain_unblock", "domain_clear_override", "claim_reject", "claim_restore", "edge_correct"
 ]
@@ -28,7 +36,7 @@ class FeedbackRequest(Request):
         description="domain_block | domain_unblock | domain_clear_override | claim_reject | claim_restore | "
         "edge_correct"
     )
-    args: dict[str, Any] = Field(description="the action's arguments (see the tool description)")
+    args: JsonParams = Field(description="the action's arguments (see the tool description)")
 
 
 class DomainRuleArgs(Request):
@@ -37,17 +45,17 @@ class DomainRuleArgs(Request):
 
 
 class ClaimRejectArgs(Request):
-    claim_id: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    claim_id: ObjectId
     reason: Reason
 
 
 class ClaimRestoreArgs(Request):
-    claim_id: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    claim_id: ObjectId
     reason: OptionalReason = None
 
 
 class EdgeCorrectArgs(Request):
-    edge_id: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    edge_id: ObjectId
     correct_relation: Literal["supports", "refutes", "neutral"]
     reason: OptionalReason = None
 
@@ -72,7 +80,17 @@ class FeedbackResponse(Response):
 
 # ----------------------------------------------------------------------------- domains
 class CheckDomainRequest(Request):
-    domain: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=253)]
+    domain: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=253)] = Field(
+        description="a domain name, e.g. example.org (no wildcard, scheme, path or port)"
+    )
+
+    @field_validator("domain")
+    @classmethod
+    def _domain_syntax(cls, value: str) -> str:
+        problem = domain_syntax_error(value)
+        if problem:
+            raise ValueError(f"{value!r} {problem}")
+        return value
 
 
 class MatchedRule(Response):

@@ -22,15 +22,25 @@ def _field_path(prefix: str, loc: tuple[int | str, ...]) -> str:
     return path or "input"
 
 
-def parse_one(model: type[M], data: Any, field: str = "") -> M:
-    """Validate ``data`` as ``model``; on failure raise InvalidInputError for the first bad field."""
+def error_message(msg: str) -> str:
+    """pydantic's message without the "Value error, " it puts before the text of a validator's ValueError."""
+    return msg.removeprefix("Value error, ")
+
+
+def parse_one(model: type[M], data: Any, field: str = "", *, strict: bool = False) -> M:
+    """Validate ``data`` as ``model``; on failure raise InvalidInputError for the first bad field.
+
+    ``strict``: no type coercion (pydantic strict mode): an integer field takes only an integer (not ``true``,
+    ``"5"`` or ``5.0``), a boolean only ``true``/``false``, a string only a string; a float field still takes an
+    integer. MCP tool arguments are validated this way; REST query strings are text and are converted.
+    """
     if isinstance(data, model):
         return data
     try:
-        return model.model_validate(data)
+        return model.model_validate(data, strict=strict)
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise InvalidInputError(_field_path(field, tuple(first["loc"])), first["msg"]) from None
+        raise InvalidInputError(_field_path(field, tuple(first["loc"])), error_message(first["msg"])) from None
 
 
 def parse_many(model: type[M], rows: Iterable[Any], field: str) -> list[M]:

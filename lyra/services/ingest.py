@@ -29,7 +29,7 @@ from lyra.models.ingest import IngestReport, SkippedItem
 from lyra.services.tasks import TaskService
 from lyra.sources.chunking import chunk_text
 from lyra.sources.injection import detect_injection
-from lyra.sources.local_files import SkippedDocument, SourceDocument, iter_documents
+from lyra.sources.local_files import SkippedDocument, SourceDocument, WalkLimits, iter_documents
 
 if TYPE_CHECKING:
     from lyra.ml.calibration import Calibrator
@@ -129,12 +129,17 @@ class IngestService:
         extract_claims: bool = False,
         progress: Progress | None = None,
         max_documents: int | None = None,
+        allowed_roots: Sequence[Path] | None = None,
     ) -> IngestReport:
         """Ingest local documents into the task and judge the task's claims against the new fragments.
 
         ``progress`` is called after each unit of work and may raise to abort (a job's stop request or budget);
         what was written before stays consistent, and running the same ingest again completes it.
         ``max_documents`` caps the documents read (a task's page budget); the rest are listed as skipped.
+        ``allowed_roots`` confines the walk (job targets): a file or folder whose real path is outside them, a
+        symbolic link leading out included, is skipped with a reason. Without it (the CLI, run as the local user)
+        any path is read. Either way only regular files are read, within LYRA_INGEST_MAX_FILE_BYTES and
+        LYRA_INGEST_MAX_FILES.
         """
         validate_task_id(task_id)
         start = time.perf_counter()
@@ -154,7 +159,12 @@ class IngestService:
         report = IngestReport(task_id=task_id, cause_id=new_id("ing"), claims=[])
 
         documents: list[SourceDocument] = []
-        for item in iter_documents(list(paths)):
+        limits = WalkLimits(
+            allowed_roots=tuple(allowed_roots) if allowed_roots is not None else None,
+            max_file_bytes=self.settings.ingest_max_file_bytes,
+            max_files=self.settings.ingest_max_files,
+        )
+        for item in iter_documents(list(paths), limits):
             if isinstance(item, SkippedDocument):
                 report.skipped.append(SkippedItem(item=item.origin, reason=item.reason))
                 log.warning("skipped %s: %s", item.origin, item.reason)

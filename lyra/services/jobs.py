@@ -1,11 +1,13 @@
 """Research work as background jobs kept in Neo4j, and the worker pool that runs them.
 
 A ``:Job`` node per queued target (state queued → running → done | failed | cancelled, attempts, error). Workers
-are threads inside the server process: each takes the oldest queued job under a node lock, runs it, and records
-how it ended. A heartbeat thread keeps running jobs alive and carries "cancel" requests from ``stop_task``.
-When a server dies mid-job its heartbeat stops; after ``stale_seconds`` any pool (the restarted one included)
-puts the job back in the queue, up to ``max_attempts`` runs. Every write a job makes is idempotent (pages by URL,
-fragments by text hash, one stance edge per pair), so running a job again adds nothing twice.
+are threads inside the server process: each takes the oldest queued job (a compare-and-set under the node's
+write lock, so exactly one worker of any thread or process wins it), runs it, and records how it ended. Each run
+holds a claim token: only that run beats for the job and records its end. A heartbeat thread keeps running jobs
+alive and carries "cancel" requests from ``stop_task``. When a server dies mid-job its heartbeat stops; after
+``stale_seconds`` any pool (the restarted one included) puts the job back in the queue, up to ``max_attempts``
+runs. Every write a job makes is idempotent (pages by URL, fragments by text hash, one stance edge per pair), so
+running a job again adds nothing twice.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from lyra.graph.tasks import TaskRepository
 from lyra.models.api import QueuedTarget, QueueTargetsRequest, QueueTargetsResponse, Target
 
 log = logging.getLogger(__name__)
+CLAIM_TRIES = 5  # a worker that loses the oldest job to another one tries the next at once, this many times
 DOI_PREFIXES = ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "doi:")
 
 
@@ -39,6 +42,7 @@ class ClaimedJob:
     value: str
     options: dict[str, Any]
     attempts: int
+    claim: str  # the token of this run (finish_job and heartbeat_jobs match it)
 
 
 @dataclass
@@ -245,8 +249,9 @@ class WorkerPool:
 
     @property
     def running_jobs(self) -> list[str]:
+        """Ids of the jobs this pool is running now."""
         with self._lock:
-            return list(self._running)
+            return [ctx.job.id for ctx in self._running.values()]
 
     # loops
     def _work_loop(self) -> None:
@@ -263,23 +268,33 @@ class WorkerPool:
             self._run(job)
 
     def _claim(self) -> ClaimedJob | None:
-        rows = self.store.run("jobs/claim_next_job", {"worker": self.name})
-        if not rows:
-            return None
-        row = rows[0]
-        return ClaimedJob(
-            id=row["id"],
-            task_id=row["task_id"],
-            kind=row["kind"],
-            value=row["value"],
-            options=json.loads(row["options"] or "{}"),
-            attempts=row["attempts"],
-        )
+        """The next queued job, or None when the queue is empty. When another worker wins the oldest job first,
+        the next one is tried at once (up to ``CLAIM_TRIES`` times, then the worker waits for its next poll)."""
+        for _ in range(CLAIM_TRIES):
+            claim = new_id("claim")
+            rows = self.store.run(
+                "jobs/claim_next_job", {"worker": self.name, "claim": claim, "max_attempts": self.max_attempts}
+            )
+            if not rows:
+                return None
+            row = rows[0]
+            if not row["won"]:
+                continue
+            return ClaimedJob(
+                id=row["id"],
+                task_id=row["task_id"],
+                kind=row["kind"],
+                value=row["value"],
+                options=json.loads(row["options"] or "{}"),
+                attempts=row["attempts"],
+                claim=claim,
+            )
+        return None
 
     def _run(self, job: ClaimedJob) -> None:
         ctx = JobContext(job)
         with self._lock:
-            self._running[job.id] = ctx
+            self._running[job.claim] = ctx
         state, error, result, pages = "done", None, None, 0
         log.info("job %s (%s %s) started, attempt %d", job.id, job.kind, job.value, job.attempts)
         try:
@@ -294,13 +309,13 @@ class WorkerPool:
             state, error = "failed", f"internal_error: {type(exc).__name__}: {exc}"
         finally:
             with self._lock:
-                self._running.pop(job.id, None)
+                self._running.pop(job.claim, None)
         try:
             self.store.run(
                 "jobs/finish_job",
                 {
                     "id": job.id,
-                    "worker": self.name,
+                    "claim": job.claim,
                     "state": state,
                     "error": error,
                     "result": json.dumps(result) if result is not None else None,
@@ -316,15 +331,13 @@ class WorkerPool:
         last_requeue = 0.0
         while not self._stop.wait(self.heartbeat_seconds if self._running else min(self.heartbeat_seconds, 1.0)):
             try:
-                ids = self.running_jobs
-                if ids:
-                    rows = self.store.run("jobs/heartbeat_jobs", {"worker": self.name, "ids": ids})
-                    for row in rows:
+                with self._lock:
+                    running = {ctx.job.id: ctx for ctx in self._running.values()}
+                if running:
+                    beats = [{"id": job_id, "claim": ctx.job.claim} for job_id, ctx in running.items()]
+                    for row in self.store.run("jobs/heartbeat_jobs", {"rows": beats}):
                         if row["cancel_requested"]:
-                            with self._lock:
-                                ctx = self._running.get(row["id"])
-                            if ctx is not None:
-                                ctx.cancel()
+                            running[row["id"]].cancel()
                 if time.monotonic() - last_requeue >= self.heartbeat_seconds:
                     last_requeue = time.monotonic()
                     self.requeue_stale()
@@ -334,7 +347,8 @@ class WorkerPool:
     def requeue_stale(self) -> int:
         """Put jobs of dead workers back in the queue (or fail them after max_attempts)."""
         rows = self.store.run(
-            "jobs/requeue_stale_jobs", {"stale_seconds": int(self.stale_seconds), "max_attempts": self.max_attempts}
+            "jobs/requeue_stale_jobs",
+            {"stale_seconds": int(self.stale_seconds), "max_attempts": self.max_attempts, "token": new_id("requeue")},
         )
         for row in rows:
             log.warning("job %s was interrupted (its worker stopped); now %s", row["id"], row["state"])

@@ -74,5 +74,6 @@ class ResearchExecutor:
             extract_claims=bool(job.options.get("extract_claims", False)),
             progress=progress,
             max_documents=pages_left,
+            allowed_roots=self.allowed_roots,
         )
         return JobOutcome(result=report_summary(report), pages=report.documents)

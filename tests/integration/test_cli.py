@@ -158,3 +158,27 @@ def test_cli_mcp_and_rest_print_the_same_materials_for_the_same_task(graph: Serv
     for door in by_door:
         door.pop("computed_at")
     assert by_door[0]["claims"] and by_door[0] == by_door[1] == by_door[2]
+
+
+@pytest.mark.parametrize(
+    ("command", "variable", "value", "message"),
+    [
+        (("serve",), "LYRA_QUERY_TIMEOUT", "abc", "setting query_timeout: Input should be a valid number"),
+        (("mcp",), "LYRA_API_TOKEN", "short", "setting api_token: LYRA_API_TOKEN must be at least 16 characters"),
+        (("neo4j", "status"), "LYRA_QUERY_TIMEOUT", "abc", "setting query_timeout:"),
+        (("neo4j", "start"), "LYRA_API_PORT", "99999", "setting api_port: Input should be less than or equal to"),
+        (("bench", "confidence"), "LYRA_API_TOKEN", "short", "setting api_token:"),
+        (("eval", "nli"), "LYRA_QUERY_TIMEOUT", "abc", "setting query_timeout:"),
+        (("task", "list"), "NEO4J_URI", "http://example.org", "setting NEO4J_URI: NEO4J_URI must start with"),
+        (("ingest", "--task", "t_task", "x.md"), "LYRA_INGEST_MAX_FILES", "0", "setting ingest_max_files:"),
+    ],
+)
+def test_a_bad_setting_prints_one_error_line_and_exits_2_on_every_command_path(
+    command: tuple[str, ...], variable: str, value: str, message: str
+) -> None:
+    result = run_lyra(*command, env={variable: value}, timeout=120)
+    lines = result.stderr.splitlines()
+    assert result.returncode == 2, result.stderr
+    assert lines[0].startswith(f"error (config_error): {message}"), lines
+    assert lines[1:] == [f"hint: check {variable} in the environment"]
+    assert "Traceback" not in result.stderr and result.stdout == ""

@@ -176,8 +176,8 @@ def test_a_job_left_running_by_a_dead_server_is_resumed_once_and_runs_again(
 ) -> None:
     jobs.queue(QueueTargetsRequest(task_id=TASK, targets=file_targets("a.md")))
     # A server takes the job and dies: its heartbeat never comes.
-    claimed = graph.store.run("jobs/claim_next_job", {"worker": "worker_dead"})
-    assert claimed and claimed[0]["attempts"] == 1
+    claimed = graph.store.run("jobs/claim_next_job", {"worker": "worker_dead", "claim": "c1", "max_attempts": 3})
+    assert claimed and claimed[0]["won"] and claimed[0]["attempts"] == 1
     runs: list[int] = []
 
     def executor(job: ClaimedJob, ctx: JobContext) -> JobOutcome:
@@ -195,7 +195,9 @@ def test_a_job_interrupted_too_often_fails_with_a_clear_error(jobs: JobService, 
     jobs.queue(QueueTargetsRequest(task_id=TASK, targets=file_targets("a.md")))
     pool = WorkerPool(graph.store, lambda job, ctx: JobOutcome(result={}), stale_seconds=1, max_attempts=2)
     for attempt in range(2):
-        assert graph.store.run("jobs/claim_next_job", {"worker": f"dead_{attempt}"})
+        assert graph.store.run(
+            "jobs/claim_next_job", {"worker": f"dead_{attempt}", "claim": f"c{attempt}", "max_attempts": 2}
+        )[0]["won"]
         time.sleep(1.2)
         pool.requeue_stale()
     (job,) = graph.store.run("jobs/task_jobs", {"task_id": TASK})
@@ -227,13 +229,15 @@ def test_a_task_over_its_page_budget_fails_new_jobs_with_budget_exhausted(
     graph.store.run("jobs/set_task_budget", {"task_id": TASK, "max_pages": 2, "max_seconds": None})
     graph.store.run("jobs/enqueue_jobs", {"task_id": TASK, "rows": []})
     jobs.queue(QueueTargetsRequest(task_id=TASK, targets=file_targets("a.md")))
-    (job,) = graph.store.run("jobs/claim_next_job", {"worker": "w"})
+    (job,) = graph.store.run("jobs/claim_next_job", {"worker": "w", "claim": "c", "max_attempts": 3})
     graph.store.run(
         "jobs/finish_job",
-        {"id": job["id"], "worker": "w", "state": "done", "error": None, "result": None, "pages": 2, "seconds": 1.0},
+        {"id": job["id"], "claim": "c", "state": "done", "error": None, "result": None, "pages": 2, "seconds": 1.0},
     )
     executor = ResearchExecutor(graph.store, lambda: pytest.fail("over budget: nothing may run"), [folder])
-    claimed = ClaimedJob(id="j", task_id=TASK, kind="file", value=str(folder / "b.md"), options={}, attempts=1)
+    claimed = ClaimedJob(
+        id="j", task_id=TASK, kind="file", value=str(folder / "b.md"), options={}, attempts=1, claim="c2"
+    )
     from lyra.core.errors import BudgetExhausted
 
     with pytest.raises(BudgetExhausted, match="page budget"):

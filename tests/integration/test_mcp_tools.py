@@ -198,3 +198,63 @@ def test_feedback_check_domain_and_calibration_tools(example: Services) -> None:
     assert [o["domain_pattern"] for o in status["domain_overrides"]] == ["*.example.com"]
     (manual,) = [b for b in status["blocked_domains"] if b["domain_block_reason"] == "manual"]
     assert manual["domain"] == "*.example.com" and manual["reason"] == "ads"
+
+
+# ----------------------------------------------------------------------------- strict arguments (issue 16, item 7)
+@pytest.mark.parametrize(
+    ("tool", "arguments", "field"),
+    [
+        ("get_evidence_graph", {"task_id": TASK, "limit": True}, "limit"),  # used to be taken as 1
+        ("get_evidence_graph", {"task_id": TASK, "limit": 5.0}, "limit"),
+        ("get_evidence_graph", {"task_id": TASK, "limit": "5"}, "limit"),
+        ("get_materials", {"task_id": TASK, "options": {"include_neutral": 1}}, "options.include_neutral"),
+        ("create_task", {"hypothesis": "Strict types", "config": {"max_pages": "5"}}, "config.max_pages"),
+        ("create_task", {"hypothesis": "Strict types", "config": "{}"}, "config"),
+        ("collect_garbage", {"dry_run": "false"}, "dry_run"),
+        ("list_views", {"colour": "red"}, "colour"),  # its schema forbids any argument
+        ("create_task", {"hypothesis": "\u0000"}, "hypothesis"),
+        ("create_task", {"hypothesis": "ok", "config": {"claims": ["bell\u0007"]}}, "config.claims[0]"),
+        ("queue_targets", {"task_id": TASK, "targets": [{"kind": "query", "value": "a\nb"}]}, "targets[0].value"),
+        ("query_graph", {"cypher": "RETURN $x AS x", "params": {"x": "\ud800"}}, "params"),
+        ("query_view", {"name": "contradictions", "params": {"task_id": {"nested": ["\udfff"]}}}, "params"),
+        ("check_domain", {"domain": "*"}, "domain"),
+        ("check_domain", {"domain": "https://example.org/path"}, "domain"),
+    ],
+)
+def test_arguments_of_the_wrong_type_or_with_control_characters_are_refused_by_name(
+    example: Services, tool: str, arguments: dict[str, Any], field: str
+) -> None:
+    error, out = call(example, tool, arguments)
+    assert error and out["error"] == "invalid_input" and out["field"] == field, out
+    assert call(example, "get_status", {"task_id": TASK})[1]["metrics"]["claims"] == 3  # nothing was written
+
+
+def test_a_float_field_takes_an_integer_and_multi_line_text_keeps_its_line_breaks(example: Services) -> None:
+    error, out = call(example, "get_status", {"task_id": TASK, "wait": 0})
+    assert not error and out["task_id"] == TASK
+    error, out = call(example, "query_graph", {"cypher": "MATCH (c:Claim)\n\tRETURN count(c) AS n"})
+    assert not error and out["rows"] == [{"n": 3}]
+
+
+def test_published_input_schemas_are_self_contained_and_every_property_has_a_type(example: Services) -> None:
+    async def run() -> Any:
+        async with Client(create_mcp_server(example.operations)) as client:
+            return (await client.list_tools()).tools
+
+    def untyped(schema: dict[str, Any], path: str) -> list[str]:
+        found: list[str] = []
+        for name, prop in schema.get("properties", {}).items():
+            variants = prop.get("anyOf", [prop])
+            if not all("type" in v or "enum" in v or "const" in v for v in variants):
+                found.append(f"{path}.{name}")
+            for variant in variants:
+                found += untyped(variant, f"{path}.{name}")
+                found += untyped(variant.get("items", {}), f"{path}.{name}[]")
+        return found
+
+    tools = {t.name: t.input_schema for t in anyio.run(run)}
+    assert not [name for name, schema in tools.items() if "$ref" in json.dumps(schema) or "$defs" in schema]
+    assert [path for name, schema in tools.items() for path in untyped(schema, name)] == []
+    for tool, prop in (("create_task", "config"), ("get_materials", "options"), ("query_graph", "options")):
+        assert tools[tool]["properties"][prop]["type"] == "object", tool
+    assert tools["list_views"]["properties"] == {} and tools["list_views"]["additionalProperties"] is False

@@ -29,6 +29,7 @@ pytestmark = pytest.mark.neo4j
 ROOT = Path(__file__).resolve().parents[2]
 TASK = "example_vitamin_d"
 BASE = "http://127.0.0.1"
+JSON = {"content-type": "application/json"}
 
 
 @pytest.fixture
@@ -105,6 +106,35 @@ def test_create_task_queue_and_status_through_rest(app: FastAPI) -> None:
             413,
             "body",
         ),
+        # client faults that used to be a 500 or FastAPI's {"detail": ...}
+        ("POST", "/api/v1/tasks", {"content": b'{"hypothesis": "\xff\xfe"}', "headers": JSON}, 422, "body"),
+        ("POST", "/api/v1/tasks", {"content": b'{"hypothesis": "\\ud800"}', "headers": JSON}, 422, "hypothesis"),
+        ("POST", "/api/v1/tasks", {"json": {"hypothesis": "\u0000"}}, 422, "hypothesis"),
+        (
+            "POST",
+            "/api/v1/tasks",
+            {"json": {"hypothesis": "x", "config": {"claims": ["a\u0007b"]}}},
+            422,
+            "config.claims[0]",
+        ),
+        (
+            "POST",
+            "/api/v1/graph/query",
+            {"content": b'{"cypher": "RETURN $x AS x", "params": {"x": ["\\ud800"]}}', "headers": JSON},
+            422,
+            "params",
+        ),
+        (
+            "POST",
+            f"/api/v1/tasks/{TASK}/feedback",
+            {"json": {"action": "claim_reject", "args": {"claim_id": "c\u0000", "reason": "r"}}},
+            422,
+            "args.claim_id",
+        ),
+        ("GET", "/api/v1/domains/*", {}, 422, "domain"),
+        ("GET", "/api/v1/domains/exa mple.org", {}, 422, "domain"),
+        ("GET", "/api/v1/no_such_route", {}, 404, None),
+        ("DELETE", "/api/v1/tasks", {}, 405, None),
     ],
 )
 def test_bad_requests_get_a_specific_json_error(
@@ -191,6 +221,52 @@ def guarded(example: Services, settings: Settings) -> Iterator[FastAPI]:
         yield build_http_app(example, workers=False, mcp=False)
     finally:
         example.settings = original
+
+
+def test_the_bearer_scheme_is_case_insensitive_and_the_token_is_not(guarded: FastAPI) -> None:
+    for scheme in ("bearer", "BEARER", "Bearer"):
+        answer = request(
+            guarded, "GET", "/api/v1/tasks", headers={"authorization": f"{scheme} s3cret-token-0123456789"}
+        )
+        assert answer.status_code == 200, scheme
+    wrong = request(guarded, "GET", "/api/v1/tasks", headers={"authorization": "bearer S3CRET-TOKEN-0123456789"})
+    assert wrong.status_code == 401 and wrong.json()["error"] == "unauthorized"
+
+
+def test_a_preflight_from_a_configured_origin_is_answered_before_the_token_check(guarded: FastAPI) -> None:
+    preflight = request(
+        guarded,
+        "OPTIONS",
+        "/api/v1/tasks",
+        headers={
+            "origin": "https://notebook.example",
+            "access-control-request-method": "POST",
+            "access-control-request-headers": "authorization, content-type",
+        },
+    )
+    assert preflight.status_code == 200
+    assert preflight.headers["access-control-allow-origin"] == "https://notebook.example"
+    assert "POST" in preflight.headers["access-control-allow-methods"]
+    assert "authorization" in preflight.headers["access-control-allow-headers"].lower()
+    actual = request(
+        guarded,
+        "GET",
+        "/api/v1/tasks",
+        headers={"origin": "https://notebook.example", "authorization": "Bearer s3cret-token-0123456789"},
+    )
+    assert actual.status_code == 200 and actual.headers["access-control-allow-origin"] == "https://notebook.example"
+
+
+def test_other_origins_get_no_cross_origin_access_by_default(app: FastAPI) -> None:
+    for origin in ("http://localhost:3000", "http://127.0.0.1:9999", "https://notebook.example", "null"):
+        preflight = request(
+            app, "OPTIONS", "/api/v1/tasks", headers={"origin": origin, "access-control-request-method": "POST"}
+        )
+        assert preflight.status_code == 403 and preflight.json()["error"] == "invalid_origin", origin
+        assert not any(h.startswith("access-control-") for h in preflight.headers), origin
+        assert request(app, "GET", "/api/v1/tasks", headers={"origin": origin}).status_code == 403, origin
+    same_origin = request(app, "POST", "/api/v1/tasks", headers={"origin": BASE}, json={"hypothesis": "Same origin"})
+    assert same_origin.status_code == 201
 
 
 def test_token_host_and_origin_guards(guarded: FastAPI) -> None:

@@ -6,7 +6,10 @@ import pytest
 
 from lyra.core.errors import InvalidInputError
 from lyra.core.ids import task_label, text_hash, validate_task_id
+from lyra.core.net import domain_syntax_error
+from lyra.models.api import CreateTaskRequest, GetEvidenceGraphRequest, GetStatusRequest, QueryGraphRequest
 from lyra.models.graph import PageIn, StanceEdgeIn
+from lyra.models.trust import CheckDomainRequest, ClaimRejectArgs
 from lyra.models.validation import parse_many, parse_one
 
 
@@ -72,3 +75,53 @@ def test_page_domain_comes_from_url_and_doi_is_normalised() -> None:
     with pytest.raises(InvalidInputError) as info:
         parse_one(PageIn, {"url": "https://a.org", "doi": "not-a-doi"}, "pages[0]")
     assert info.value.field == "pages[0].doi"
+
+
+# ----------------------------------------------------------------------------- free text and domains (issue 16)
+@pytest.mark.parametrize(
+    "good", ["example.org", "sub.example.co.jp", "EXAMPLE.org.", "münchen.de", "_dmarc.example.org"]
+)
+def test_domain_names_pass_the_syntax_check(good: str) -> None:
+    assert domain_syntax_error(good) is None
+    assert parse_one(CheckDomainRequest, {"domain": good}).domain == good.strip()
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["*", "*.example.org", "exa mple.org", "https://example.org", "example.org/x", "example.org:80", "a..b", "-a.org"],
+)
+def test_anything_but_a_domain_name_is_refused_by_check_domain(bad: str) -> None:
+    assert domain_syntax_error(bad)
+    with pytest.raises(InvalidInputError) as info:
+        parse_one(CheckDomainRequest, {"domain": bad})
+    assert info.value.field == "domain" and "not a domain name" in info.value.reason
+
+
+@pytest.mark.parametrize("text", ["\u0000", "a\u0007b", "two\nlines", "tab\there", "del\u007f", "c1\u0085x"])
+def test_single_line_free_text_refuses_control_characters(text: str) -> None:
+    with pytest.raises(InvalidInputError, match="control characters") as info:
+        parse_one(CreateTaskRequest, {"hypothesis": text})
+    assert info.value.field == "hypothesis"
+
+
+def test_reasons_keep_line_breaks_but_refuse_other_control_characters() -> None:
+    assert parse_one(ClaimRejectArgs, {"claim_id": "c1", "reason": "first\n\tsecond"}).reason == "first\n\tsecond"
+    with pytest.raises(InvalidInputError) as info:
+        parse_one(ClaimRejectArgs, {"claim_id": "c1", "reason": "bell\u0007"})
+    assert info.value.field == "reason"
+
+
+def test_query_parameters_holding_a_lone_surrogate_are_refused_with_its_place() -> None:
+    with pytest.raises(InvalidInputError, match=r"at x\.y\[1\]") as info:
+        parse_one(QueryGraphRequest, {"cypher": "RETURN 1", "params": {"x": {"y": ["ok", "\ud800"]}}})
+    assert info.value.field == "params"
+
+
+def test_strict_parsing_refuses_what_lax_parsing_would_convert() -> None:
+    lax = parse_one(GetEvidenceGraphRequest, {"task_id": "abc", "limit": True})
+    assert lax.limit == 1  # what REST query strings rely on: "5" -> 5
+    for value in (True, 5.0, "5"):
+        with pytest.raises(InvalidInputError) as info:
+            parse_one(GetEvidenceGraphRequest, {"task_id": "abc", "limit": value}, strict=True)
+        assert info.value.field == "limit"
+    assert parse_one(GetStatusRequest, {"task_id": "abc", "wait": 3}, strict=True).wait == 3.0
