@@ -388,8 +388,11 @@ class QueryGraphOptions(Request):
 
 
 class QueryGraphRequest(Request):
-    cypher: Annotated[str, StringConstraints(min_length=1, max_length=20_000), AfterValidator(multi_line)]
-    params: JsonParams = Field(default_factory=dict)
+    # Control characters, surrogates and escapes in the statement, and lone surrogates at any depth of the params,
+    # are refused by the query door itself (lyra/graph/query_guard.py, ExploreService), which names the character
+    # or the params path: no generic check here that would pre-empt it.
+    cypher: Annotated[str, StringConstraints(min_length=1, max_length=20_000)]
+    params: dict[str, Any] = Field(default_factory=dict)
     options: QueryGraphOptions = Field(default_factory=QueryGraphOptions)
 
 

@@ -7,7 +7,7 @@ import pytest
 from lyra.core.errors import InvalidInputError
 from lyra.core.ids import task_label, text_hash, validate_task_id
 from lyra.core.net import domain_syntax_error
-from lyra.models.api import CreateTaskRequest, GetEvidenceGraphRequest, GetStatusRequest, QueryGraphRequest
+from lyra.models.api import CreateTaskRequest, GetEvidenceGraphRequest, GetStatusRequest, QueryViewRequest
 from lyra.models.graph import PageIn, StanceEdgeIn
 from lyra.models.trust import CheckDomainRequest, ClaimRejectArgs
 from lyra.models.validation import parse_many, parse_one
@@ -111,9 +111,10 @@ def test_reasons_keep_line_breaks_but_refuse_other_control_characters() -> None:
     assert info.value.field == "reason"
 
 
-def test_query_parameters_holding_a_lone_surrogate_are_refused_with_its_place() -> None:
+def test_view_parameters_holding_a_lone_surrogate_are_refused_with_its_place() -> None:
+    # (query_graph's params are checked by the query door itself, which names the full path: test_query_door.py)
     with pytest.raises(InvalidInputError, match=r"at x\.y\[1\]") as info:
-        parse_one(QueryGraphRequest, {"cypher": "RETURN 1", "params": {"x": {"y": ["ok", "\ud800"]}}})
+        parse_one(QueryViewRequest, {"name": "contradictions", "params": {"x": {"y": ["ok", "\ud800"]}}})
     assert info.value.field == "params"
 
 
