@@ -36,9 +36,6 @@ if TYPE_CHECKING:
     from lyra.services.domains import DomainGate
 
 log = logging.getLogger(__name__)
-# Lyra's own per-session prompt delimiters around untrusted text are <<passage-HEX>> ... <</passage-HEX>>
-# (lyra/ml/nli.py, lyra/pipeline/claims.py): text that contains their opening is trying to close the wrapper.
-OWN_DELIMITERS = ("<<passage-", "<</passage-")
 
 
 class CategorySource(Protocol):
