@@ -215,7 +215,7 @@ def test_feedback_check_domain_and_calibration_tools(example: Services) -> None:
         ("create_task", {"hypothesis": "\u0000"}, "hypothesis"),
         ("create_task", {"hypothesis": "ok", "config": {"claims": ["bell\u0007"]}}, "config.claims[0]"),
         ("queue_targets", {"task_id": TASK, "targets": [{"kind": "query", "value": "a\nb"}]}, "targets[0].value"),
-        ("query_graph", {"cypher": "RETURN $x AS x", "params": {"x": "\ud800"}}, "params"),
+        ("query_graph", {"cypher": "RETURN $x AS x", "params": {"x": "\ud800"}}, "params.x"),
         ("query_view", {"name": "contradictions", "params": {"task_id": {"nested": ["\udfff"]}}}, "params"),
         ("check_domain", {"domain": "*"}, "domain"),
         ("check_domain", {"domain": "https://example.org/path"}, "domain"),
