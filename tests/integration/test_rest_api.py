@@ -122,7 +122,7 @@ def test_create_task_queue_and_status_through_rest(app: FastAPI) -> None:
             "/api/v1/graph/query",
             {"content": b'{"cypher": "RETURN $x AS x", "params": {"x": ["\\ud800"]}}', "headers": JSON},
             422,
-            "params",
+            "params.x[0]",
         ),
         (
             "POST",
