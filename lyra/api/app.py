@@ -69,8 +69,9 @@ STATUS_FOR_ERROR: dict[type[LyraError], int] = {
     errors.GraphQueryError: status.HTTP_500_INTERNAL_SERVER_ERROR,
     errors.Neo4jServerError: status.HTTP_500_INTERNAL_SERVER_ERROR,
 }
-# codes of the bodies answering Starlette's own HTTP errors (not raised by Lyra, so not in the error tree)
+# FastAPI's 400 for a body it cannot decode (answered as invalid_input, like malformed JSON)
 FASTAPI_BODY_PARSE_ERROR = "There was an error parsing the body"
+# codes of the bodies answering Starlette's own HTTP errors (not raised by Lyra, so not in the error tree)
 HTTP_ERROR_CODES = {
     status.HTTP_400_BAD_REQUEST: "bad_request",
     status.HTTP_404_NOT_FOUND: "not_found",

@@ -179,7 +179,8 @@ class OllamaLLM:
         if top:
             pairs = [(str(t["token"]), float(t["logprob"])) for t in top]
             return TokenChoice(text=text, probs=option_probabilities(pairs, options))
-        # An Ollama without log-probabilities: the answer alone, with its probability unknown (uniform).
+        # An Ollama without log-probabilities: the answer alone counts (all of the mass on the option it names;
+        # uniform when it names none).
         return TokenChoice(text=text, probs=option_probabilities([(text, 0.0)], options))
 
     def choose(self, messages: Sequence[dict[str, str]], options: Sequence[str]) -> TokenChoice:

@@ -30,12 +30,18 @@ def multi_line(value: str) -> str:
     return value
 
 
+def _has_surrogate(text: str) -> bool:
+    return any(unicodedata.category(ch) == "Cs" for ch in text)
+
+
 def _surrogates_at(value: Any, path: str) -> str | None:
     if isinstance(value, str):
-        return path if any(unicodedata.category(ch) == "Cs" for ch in value) else None
+        return path if _has_surrogate(value) else None
     if isinstance(value, dict):
         for key, item in value.items():
-            found = _surrogates_at(key, f"{path}.{key!s}") or _surrogates_at(item, f"{path}.{key!s}")
+            # the path goes into the error message: a key's own surrogates are written as \uXXXX escapes
+            step = f"{path}.{str(key).encode('utf-8', 'backslashreplace').decode('utf-8')}"
+            found = _surrogates_at(key, step) or _surrogates_at(item, step)
             if found:
                 return found
     if isinstance(value, list | tuple):

@@ -126,6 +126,13 @@ def test_create_task_queue_and_status_through_rest(app: FastAPI) -> None:
         ),
         (
             "POST",
+            "/api/v1/graph/query",
+            {"content": b'{"cypher": "RETURN 1 AS x", "params": {"\\udfff": 1}}', "headers": JSON},
+            422,
+            "params",
+        ),
+        (
+            "POST",
             f"/api/v1/tasks/{TASK}/feedback",
             {"json": {"action": "claim_reject", "args": {"claim_id": "c\u0000", "reason": "r"}}},
             422,
