@@ -129,7 +129,7 @@ def test_create_task_queue_and_status_through_rest(app: FastAPI) -> None:
             "/api/v1/graph/query",
             {"content": b'{"cypher": "RETURN 1 AS x", "params": {"\\udfff": 1}}', "headers": JSON},
             422,
-            "params",
+            "params.\\udfff",
         ),
         (
             "POST",

@@ -117,7 +117,7 @@ def test_view_parameters_holding_a_lone_surrogate_are_refused_with_its_place() -
         parse_one(QueryViewRequest, {"name": "contradictions", "params": {"x": {"y": ["ok", "\ud800"]}}})
     assert info.value.field == "params"
     with pytest.raises(InvalidInputError, match=r"at k\\ud800") as info:  # the message itself stays encodable
-        parse_one(QueryGraphRequest, {"cypher": "RETURN 1", "params": {"k\ud800": 1}})
+        parse_one(QueryViewRequest, {"name": "contradictions", "params": {"k\ud800": 1}})
     info.value.message.encode("utf-8")
 
 
