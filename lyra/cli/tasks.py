@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -29,7 +30,7 @@ from lyra.models.api import (
     StopTaskRequest,
     TaskConfig,
 )
-from lyra.models.ingest import IngestRequest, ResearchRequest
+from lyra.models.ingest import IngestReport, IngestRequest, ResearchRequest
 from lyra.models.validation import parse_one
 from lyra.services.operations import Operations
 
@@ -108,6 +109,15 @@ def report(
     out.print(f"wrote {output} ({len(html) // 1024} KiB)")
 
 
+def _ingest_and_show(ops: Operations, run: Callable[[Callable[[str, int], None]], IngestReport]) -> IngestReport:
+    """Run an ingest with progress bars on stderr, then print its summary and the task's materials table."""
+    with ingest_progress() as progress:
+        report_ = run(progress)
+    print_ingest_summary(report_)
+    out.print(materials_table(_materials(ops, report_.task_id, 0)))
+    return report_
+
+
 @handle_errors
 def ingest(
     paths: list[Path],
@@ -120,10 +130,7 @@ def ingest(
         IngestRequest, {"task_id": task, "paths": paths, "claims": claim, "extract_claims": extract_claims}
     )
     with operations() as ops:
-        with ingest_progress() as progress:
-            report_ = ops.ingest(request, progress)
-        print_ingest_summary(report_)
-        out.print(materials_table(_materials(ops, report_.task_id, 0)))
+        _ingest_and_show(ops, lambda progress: ops.ingest(request, progress))
 
 
 @handle_errors
@@ -138,10 +145,7 @@ def research(
         ResearchRequest, {"question": question, "corpus": corpus, "task_id": task, "extract_claims": extract_claims}
     )
     with operations() as ops:
-        with ingest_progress() as progress:
-            report_ = ops.research(request, progress)
-        print_ingest_summary(report_)
-        out.print(materials_table(_materials(ops, report_.task_id, 0)))
+        _ingest_and_show(ops, lambda progress: ops.research(request, progress))
 
 
 @handle_errors
@@ -158,10 +162,7 @@ def demo() -> None:
         ops.create_task(
             CreateTaskRequest(hypothesis="Demo: three research questions on a synthetic corpus", config=config)
         )
-        with ingest_progress() as progress:
-            report_ = ops.ingest(IngestRequest(task_id=DEMO_TASK, paths=[corpus]), progress)
-        print_ingest_summary(report_)
-        out.print(materials_table(_materials(ops, DEMO_TASK, 0)))
+        report_ = _ingest_and_show(ops, lambda p: ops.ingest(IngestRequest(task_id=DEMO_TASK, paths=[corpus]), p))
         browser = ops.connection.browser_url
     if browser:
         out.print(f"\nNeo4j Browser: {browser}  (user neo4j; password: `lyra neo4j env`)")
