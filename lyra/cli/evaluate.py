@@ -38,7 +38,10 @@ def eval_fit_stance(
 def eval_nli(
     dataset: Path = typer.Option(Path("config/eval/nli_stance_set.jsonl"), "--set", help="labelled JSONL"),
     limit: int | None = typer.Option(None, min=1, help="only the first N pairs"),
-    split: str = typer.Option("all", help="all | dev (even lines) | test (odd lines)"),
+    split: str = typer.Option(
+        "all",
+        help="all | dev (even lines) | test (odd lines) | heldout (claims in the held-out fold) | fit (other folds)",
+    ),
     mode: str | None = typer.Option(None, help="override LYRA_STANCE_MODE: hybrid | two_question | three_way"),
     no_gate: bool = typer.Option(False, "--no-gate", help="disable the relevance gate"),
     whole_premise: bool = typer.Option(False, "--whole-premise", help="show the whole premise to the judge"),
@@ -46,9 +49,10 @@ def eval_nli(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Accuracy, macro-F1, confusion matrix and calibration (Brier, ECE) of the configured NLI judge."""
-    if split not in ("all", "dev", "test"):
-        raise typer.BadParameter("must be all, dev or test", param_hint="--split")
-    chosen: Split = "all" if split == "all" else ("dev" if split == "dev" else "test")
+    splits: dict[str, Split] = {"all": "all", "dev": "dev", "test": "test", "fit": "fit", "heldout": "heldout"}
+    if split not in splits:
+        raise typer.BadParameter(f"must be one of {', '.join(splits)}", param_hint="--split")
+    chosen = splits[split]
     settings = settings_from_env(stance_mode=mode, stance_calibrate=False if no_calibration else None)
     overrides: dict[str, Any] = {}
     if no_gate:
@@ -62,10 +66,11 @@ def eval_nli(
     if as_json:
         print(result.model_dump_json(indent=2))
         return
-    out.print(f"judge: {result.judge}   pairs: {result.pairs}   {result.pairs / result.seconds:.2f} pairs/s")
+    out.print(f"judge: {result.judge}   pairs: {result.pairs}   {result.pairs_per_second:.2f} pairs/s")
     out.print(
         f"accuracy {result.accuracy:.3f}   macro-F1 {result.macro_f1:.3f}   "
-        f"Brier {result.brier:.3f}   ECE {result.ece:.3f}"
+        f"Brier {result.brier:.3f}   ECE {result.ece:.3f}   "
+        f"support<->contradict swaps {result.swap_rate:.1%} of directional pairs"
     )
     out.print(
         f"mean confidence: right answers {result.mean_confidence_right:.3f}, "

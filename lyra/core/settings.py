@@ -63,7 +63,9 @@ class Settings(BaseSettings):
 
     # --- models (offline defaults; any Hugging Face id or local folder works where one is named)
     embedder_model: str = "builtin:all-MiniLM-L6-v2"
-    nli_backend: Literal["llm", "cross-encoder"] = "llm"
+    nli_backend: Literal["trained", "llm", "cross-encoder"] = "llm"
+    stance_model_dir: Path = PROJECT_ROOT / "config" / "stance"  # the trained judge (`lyra train stance`)
+    stance_base_model: str = "builtin:all-MiniLM-L6-v2"  # the encoder the trained judge was fine-tuned from
     nli_model: str = "cross-encoder/nli-deberta-v3-small"
     llm_provider: Literal["auto", "embedded", "ollama"] = "auto"
     ollama_host: str | None = Field(default=None, validation_alias=AliasChoices("OLLAMA_HOST", "LYRA_OLLAMA_HOST"))

@@ -1,18 +1,31 @@
-"""Measure an NLI judge on a labelled set: accuracy, macro-F1, confusion matrix, calibration."""
+"""Measure an NLI judge on a labelled set: accuracy, macro-F1, confusion matrix, calibration.
+
+Two file schemas are read, one JSON object a line:
+
+* Lyra's own (``config/eval/``): ``id``, ``premise``, ``hypothesis``, ``label`` (entailment / contradiction /
+  neutral), optional ``kind`` and ``topic``;
+* the shared claim-verification schema (SciFact, Check-COVID): ``pair_id``, ``claim``, ``evidence_text``, ``label``
+  (SUPPORT / CONTRADICT / NEI), optional ``evidence_title``, ``evidence_sentences``, ``rationale_idx`` (sentences that
+  carry the verdict) and ``claim_type``.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel
 
 from lyra.core.errors import InvalidInputError
 from lyra.ml.protocols import LABELS, NLIJudge, NLIResult
+
+SHARED_LABELS: dict[str, str] = {"SUPPORT": "entailment", "CONTRADICT": "contradiction", "NEI": "neutral"}
 
 
 class LabelledPair(BaseModel):
@@ -22,6 +35,36 @@ class LabelledPair(BaseModel):
     label: str
     kind: str = ""
     topic: str = ""
+    sentences: list[str] = []  # the premise split into sentences, when the data set gives them
+    rationale: list[int] = []  # indices into ``sentences`` that carry the verdict (empty for neutral)
+
+
+class _SharedPair(BaseModel):
+    """A line of the shared claim-verification schema."""
+
+    pair_id: str
+    claim: str
+    evidence_text: str
+    label: Literal["SUPPORT", "CONTRADICT", "NEI"]
+    evidence_title: str = ""
+    evidence_sentences: list[str] = []
+    rationale_idx: list[int] = []
+    claim_type: str | None = None
+
+    def to_pair(self) -> LabelledPair:
+        bad = [i for i in self.rationale_idx if not 0 <= i < len(self.evidence_sentences)]
+        if bad:
+            raise ValueError(f"rationale_idx {bad} out of range for {len(self.evidence_sentences)} sentences")
+        return LabelledPair(
+            id=self.pair_id,
+            premise=self.evidence_text,
+            hypothesis=self.claim,
+            label=SHARED_LABELS[self.label],
+            kind=self.claim_type or "",
+            topic=self.evidence_title,
+            sentences=self.evidence_sentences,
+            rationale=self.rationale_idx,
+        )
 
 
 class NLIEvaluation(BaseModel):
@@ -34,24 +77,46 @@ class NLIEvaluation(BaseModel):
     confusion: list[list[int]]  # rows: gold (LABELS order), columns: predicted
     brier: float
     ece: float
+    swap_rate: float  # entailment<->contradiction confusions / pairs whose gold label is directional
+    pairs_per_second: float
     mean_confidence_right: float
     mean_confidence_wrong: float
     by_method: dict[str, int]
     errors_by_kind: dict[str, int]
 
 
+HELD_OUT_FOLD = 0
+FOLDS = 5
+
+
+def claim_fold(claim: str, folds: int = FOLDS) -> int:
+    """A fixed fold for a claim (sha256 of its text): pairs of one claim are always on the same side."""
+    return int(hashlib.sha256(claim.encode("utf-8")).hexdigest(), 16) % folds
+
+
+def parse_pair(raw: object) -> LabelledPair:
+    """One line of either schema (the shared one is recognised by its ``claim`` field)."""
+    if isinstance(raw, dict) and "claim" in raw:
+        return _SharedPair.model_validate(raw).to_pair()
+    pair = LabelledPair.model_validate(raw)
+    if pair.label not in LABELS:
+        raise ValueError(f"label {pair.label!r} must be one of {LABELS}")
+    return pair
+
+
 def load_pairs(path: Path) -> list[LabelledPair]:
+    if not path.is_file():
+        raise InvalidInputError(str(path), "no such labelled file")
     pairs: list[LabelledPair] = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            pair = LabelledPair.model_validate(json.loads(line))
+            pairs.append(parse_pair(json.loads(line)))
         except (json.JSONDecodeError, ValueError) as exc:
             raise InvalidInputError(f"{path}:{number}", f"not a labelled pair: {exc}") from None
-        if pair.label not in LABELS:
-            raise InvalidInputError(f"{path}:{number}.label", f"must be one of {LABELS}")
-        pairs.append(pair)
+    if not pairs:
+        raise InvalidInputError(str(path), "holds no labelled pairs")
     return pairs
 
 
@@ -96,6 +161,7 @@ def score(pairs: Sequence[LabelledPair], results: Sequence[NLIResult], judge: st
             "support": float(confusion[i, :].sum()),
         }
     n = len(pairs)
+    directional = int(confusion[:2, :].sum())
     return NLIEvaluation(
         judge=judge,
         pairs=n,
@@ -108,6 +174,8 @@ def score(pairs: Sequence[LabelledPair], results: Sequence[NLIResult], judge: st
         ece=expected_calibration_error(
             [r.confidence for r in results], [p.label == r.label for p, r in zip(pairs, results, strict=True)]
         ),
+        swap_rate=float(confusion[0, 1] + confusion[1, 0]) / directional if directional else 0.0,
+        pairs_per_second=n / seconds if seconds > 0 else 0.0,
         mean_confidence_right=float(np.mean(right_conf)) if right_conf else 0.0,
         mean_confidence_wrong=float(np.mean(wrong_conf)) if wrong_conf else 0.0,
         by_method=by_method,
@@ -116,12 +184,17 @@ def score(pairs: Sequence[LabelledPair], results: Sequence[NLIResult], judge: st
 
 
 def evaluate(
-    judge: NLIJudge, pairs: Sequence[LabelledPair], progress: Callable[[int], None] | None = None
+    judge: NLIJudge,
+    pairs: Sequence[LabelledPair],
+    progress: Callable[[int], None] | None = None,
+    batch_size: int = 16,
 ) -> NLIEvaluation:
+    """Judge the pairs in batches (as ingest does) and score them; the time is the judge's alone."""
     results: list[NLIResult] = []
     start = time.perf_counter()
-    for pair in pairs:
-        results.extend(judge.judge([(pair.premise, pair.hypothesis)]))
+    for first in range(0, len(pairs), batch_size):
+        batch = pairs[first : first + batch_size]
+        results.extend(judge.judge([(pair.premise, pair.hypothesis) for pair in batch]))
         if progress:
-            progress(1)
+            progress(len(batch))
     return score(pairs, results, judge.model_id, time.perf_counter() - start)

@@ -5,11 +5,19 @@ from __future__ import annotations
 from functools import cached_property
 
 from lyra.core.settings import Settings
-from lyra.ml.embedder import SentenceTransformerEmbedder
+from lyra.ml.embedder import BUILTIN_MINILM, SentenceTransformerEmbedder
 from lyra.ml.llm import LlamaCppLLM, OllamaLLM
 from lyra.ml.nli import CrossEncoderJudge, LLMStanceJudge, StanceJudgeConfig
 from lyra.ml.protocols import LLM, Embedder, NLIJudge
-from lyra.ml.weights import GGUF_MODEL_ID, assembled_gguf
+from lyra.ml.stance_judge import TrainedStanceJudge
+from lyra.ml.weights import GGUF_MODEL_ID, assembled_gguf, builtin_minilm_path
+
+
+def stance_base_path(settings: Settings) -> str:
+    """Where the trained judge's base encoder is read from (a folder, or a Hugging Face id)."""
+    if settings.stance_base_model == BUILTIN_MINILM:
+        return str(builtin_minilm_path())
+    return settings.stance_base_model
 
 
 class Models:
@@ -45,4 +53,8 @@ class Models:
     def nli(self) -> NLIJudge:
         if self.settings.nli_backend == "cross-encoder":
             return CrossEncoderJudge(self.settings.nli_model)
+        if self.settings.nli_backend == "trained":
+            return TrainedStanceJudge(
+                self.settings.stance_model_dir, stance_base_path(self.settings), threads=self.settings.llm_threads
+            )
         return LLMStanceJudge(self.llm, self.embedder, self.settings.prompts_dir, self.stance_config())

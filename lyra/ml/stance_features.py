@@ -148,21 +148,42 @@ def features(
 
 @dataclass
 class StanceCombiner:
-    """Multinomial logistic regression over :data:`FEATURE_NAMES` → (entailment, contradiction, neutral)."""
+    """Multinomial logistic regression over named features → (entailment, contradiction, neutral).
 
-    weights: np.ndarray  # shape (len(FEATURE_NAMES), 3)
+    The first feature is the constant bias (not penalised). Fitted on held-out pairs it is also the judge's
+    calibration (a multinomial Platt scaling)."""
+
+    weights: np.ndarray  # shape (len(feature_names), 3)
+    feature_names: tuple[str, ...] = FEATURE_NAMES
     source: str = ""
 
-    def probabilities(self, x: np.ndarray) -> dict[str, float]:
-        logits = x @ self.weights
-        logits = logits - logits.max()
+    def logits(self, xs: np.ndarray) -> np.ndarray:
+        logits: np.ndarray = np.atleast_2d(xs) @ self.weights
+        return logits
+
+    def probability_rows(self, xs: np.ndarray) -> np.ndarray:
+        logits = self.logits(xs)
+        logits = logits - logits.max(axis=1, keepdims=True)
         exp = np.exp(logits)
-        p = exp / exp.sum()
+        probs: np.ndarray = exp / exp.sum(axis=1, keepdims=True)
+        return probs
+
+    def probabilities(self, x: np.ndarray) -> dict[str, float]:
+        p = self.probability_rows(x)[0]
         return {label: float(p[i]) for i, label in enumerate(LABELS)}
 
     @classmethod
-    def fit(cls, xs: np.ndarray, labels: Sequence[str], l2: float = 0.01, steps: int = 4000) -> StanceCombiner:
+    def fit(
+        cls,
+        xs: np.ndarray,
+        labels: Sequence[str],
+        l2: float = 0.01,
+        steps: int = 4000,
+        feature_names: tuple[str, ...] = FEATURE_NAMES,
+    ) -> StanceCombiner:
         """Plain gradient descent on the cross-entropy with an L2 penalty (bias not penalised)."""
+        if xs.shape[1] != len(feature_names):
+            raise ValueError(f"{xs.shape[1]} feature columns for {len(feature_names)} names")
         y = np.zeros((len(labels), 3))
         for i, label in enumerate(labels):
             y[i, LABELS.index(label)] = 1.0
@@ -177,20 +198,30 @@ class StanceCombiner:
             p /= p.sum(axis=1, keepdims=True)
             grad = xs.T @ (p - y) / len(xs) + l2 * penalty * w
             w -= rate * grad
-        return cls(w)
+        return cls(w, feature_names)
 
-    def save(self, path: Path, note: str) -> None:
-        data = {
-            "features": list(FEATURE_NAMES),
+    def to_dict(self, note: str) -> dict[str, object]:
+        return {
+            "features": list(self.feature_names),
             "labels": list(LABELS),
             "weights": self.weights.round(6).tolist(),
             "note": note,
         }
-        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+    def save(self, path: Path, note: str) -> None:
+        path.write_text(json.dumps(self.to_dict(note), indent=2) + "\n", encoding="utf-8")
 
     @classmethod
-    def load(cls, path: Path) -> StanceCombiner:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("features") != list(FEATURE_NAMES) or data.get("labels") != list(LABELS):
-            raise ValueError(f"{path} was fitted for other features/labels; refit with `lyra eval fit-stance`")
-        return cls(np.asarray(data["weights"], dtype=float), source=str(path))
+    def from_dict(
+        cls, data: dict[str, object], feature_names: tuple[str, ...] = FEATURE_NAMES, source: str = ""
+    ) -> StanceCombiner:
+        if data.get("features") != list(feature_names) or data.get("labels") != list(LABELS):
+            raise ValueError(f"{source or 'the combiner'} was fitted for other features/labels; refit it")
+        weights = np.asarray(data["weights"], dtype=float)
+        if weights.shape != (len(feature_names), 3):
+            raise ValueError(f"{source or 'the combiner'}: weights of shape {weights.shape}")
+        return cls(weights, feature_names, source=source)
+
+    @classmethod
+    def load(cls, path: Path, feature_names: tuple[str, ...] = FEATURE_NAMES) -> StanceCombiner:
+        return cls.from_dict(json.loads(path.read_text(encoding="utf-8")), feature_names, source=str(path))

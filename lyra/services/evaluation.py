@@ -13,7 +13,7 @@ import numpy as np
 
 from lyra.core.errors import ConfigError
 from lyra.core.settings import Settings
-from lyra.ml.evaluation import LabelledPair, NLIEvaluation, evaluate, load_pairs
+from lyra.ml.evaluation import HELD_OUT_FOLD, LabelledPair, NLIEvaluation, claim_fold, evaluate, load_pairs
 from lyra.ml.factory import Models
 from lyra.ml.nli import LLMStanceJudge
 from lyra.ml.protocols import LABELS
@@ -21,14 +21,17 @@ from lyra.ml.stance_features import StanceCombiner
 
 __all__ = ["LABELS", "NLIEvaluation", "Split", "evaluate_judge", "fit_stance_combiner"]
 
-Split = Literal["all", "dev", "test"]
+Split = Literal["all", "dev", "test", "fit", "heldout"]
 Tick = Callable[[int], None]
 
 
 def _split(pairs: list[LabelledPair], split: Split) -> list[LabelledPair]:
-    """dev = even lines, test = odd lines of the file; all = every line."""
+    """dev = even lines, test = odd lines of the file (Lyra's small hand-written set); heldout = pairs whose claim
+    falls in the held-out fold (by claim, see :func:`claim_fold`), fit = the other folds; all = every line."""
     if split == "all":
         return pairs
+    if split in ("fit", "heldout"):
+        return [p for p in pairs if (claim_fold(p.hypothesis) == HELD_OUT_FOLD) == (split == "heldout")]
     return [p for i, p in enumerate(pairs) if (i % 2 == 0) == (split == "dev")]
 
 

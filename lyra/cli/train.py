@@ -1,0 +1,88 @@
+"""`lyra train ...`: produce the shipped model artifacts from labelled data (no Neo4j needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from lyra.cli.common import err, handle_errors, out, settings_from_env
+from lyra.ml.factory import stance_base_path
+from lyra.ml.stance_training import TrainingConfig
+from lyra.services.training import train_stance
+
+train_app = typer.Typer(help="Train the shipped models from labelled data.", no_args_is_help=True)
+
+_DEFAULT_FILES = [
+    Path("../shared/training/scifact_train.jsonl"),
+    Path("../shared/training/check_covid_train.jsonl"),
+]
+
+
+@train_app.command("stance")
+@handle_errors
+def train_stance_command(
+    files: list[Path] = typer.Argument(
+        None, help="labelled JSONL files (shared schema); default: SciFact + Check-COVID train"
+    ),
+    output: Path | None = typer.Option(None, "--out", help="artifact folder (default: LYRA_STANCE_MODEL_DIR)"),
+    epochs: int = typer.Option(3, min=1, max=50),
+    learning_rate: float = typer.Option(1e-4, "--lr", min=1e-7, max=1.0),
+    trainable_layers: int = typer.Option(3, min=1, max=12, help="top encoder layers that are trained"),
+    max_length: int = typer.Option(96, min=16, max=512, help="tokens of claim + sentence"),
+    seed: int = typer.Option(0),
+    no_negation: bool = typer.Option(False, "--no-negation", help="no rule-negated claims in training"),
+    combiner_only: bool = typer.Option(False, "--combiner-only", help="keep the network, refit the combiner"),
+) -> None:
+    """Train the sentence-level stance network (claim folds 2-4) and fit its calibrated combiner (fold 1);
+    fold 0 stays held out (`lyra eval nli --split heldout`). Writes manifest.json + stance_head.safetensors."""
+    settings = settings_from_env()
+    config = TrainingConfig(
+        epochs=epochs,
+        learning_rate=learning_rate,
+        trainable_layers=trainable_layers,
+        max_length=max_length,
+        seed=seed,
+        negation_augment=not no_negation,
+    )
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=err, transient=True) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def tick(stage: str, advance: int, total: int | None) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.advance(tasks[stage], advance)
+
+        summary = train_stance(
+            files or _DEFAULT_FILES,
+            output or settings.stance_model_dir,
+            stance_base_path(settings),
+            "sentence-transformers/all-MiniLM-L6-v2"
+            if settings.stance_base_model.startswith("builtin:")
+            else settings.stance_base_model,
+            config,
+            threads=settings.llm_threads,
+            combiner_only=combiner_only,
+            tick=tick,
+        )
+    out.print(
+        f"wrote {summary.output}: {summary.artifact_bytes / 1e6:.1f} MB, sha256 {summary.artifact_sha256[:16]}…; "
+        f"{summary.rows} training rows, pairs by role {summary.pairs_by_role}, "
+        f"epoch losses {[round(x, 3) for x in summary.epoch_losses]}, {summary.seconds:.0f} s"
+    )

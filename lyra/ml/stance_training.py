@@ -1,0 +1,198 @@
+"""Training the sentence-level stance network and fitting its pair-level combiner (`lyra train stance`).
+
+Protocol (README "Stance quality"): every labelled pair gets a fold from its claim (:func:`claim_fold`), so
+pairs of one claim never sit on two sides.
+* fold 0 is held out: never used by training, kept for measurement (``lyra eval nli --split heldout``);
+* fold 1 fits the pair-level combiner, which is also the calibration (a multinomial Platt scaling);
+* folds 2-4 train the network, with sentence-level supervision: the rationale sentences of a decided pair carry
+  its label, a sampled non-rationale sentence (and sentences of NEI pairs) carry NEUTRAL, and a decided claim with an
+  auxiliary verb is negated by rule ("is" → "is not") with the label flipped (direction is the hard part).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from lyra.core.text import split_sentences
+from lyra.ml.evaluation import HELD_OUT_FOLD, LabelledPair, claim_fold
+from lyra.ml.protocols import LABELS
+
+log = logging.getLogger(__name__)
+
+CALIBRATION_FOLD = 1
+Tick = Callable[[int], None]
+
+_AUXILIARY = re.compile(r"\b(is|are|was|were|can|could|may|might|will|would|should|has|have|had|does|do|did)\b")
+_ALREADY_NEGATIVE = re.compile(r"\b(not|no|never|without|neither|nor|cannot)\b|n't\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class TrainingConfig:
+    epochs: int = 3
+    learning_rate: float = 1e-4
+    head_learning_rate: float = 2e-3
+    batch_size: int = 32
+    max_length: int = 96
+    trainable_layers: int = 3
+    neutral_sentences: int = 1  # non-rationale sentences sampled per pair as NEUTRAL rows
+    negation_augment: bool = True
+    seed: int = 0
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Row:
+    claim: str
+    sentence: str
+    label: int  # index into LABELS
+
+
+def role_of(pair: LabelledPair) -> str:
+    """``heldout``, ``calibration`` or ``network``: which part of the protocol a pair belongs to."""
+    fold = claim_fold(pair.hypothesis)
+    if fold == HELD_OUT_FOLD:
+        return "heldout"
+    return "calibration" if fold == CALIBRATION_FOLD else "network"
+
+
+def negate_claim(claim: str) -> str | None:
+    """The claim with "not" after its first auxiliary verb, or None when it has none or is already negative."""
+    if _ALREADY_NEGATIVE.search(claim):
+        return None
+    match = _AUXILIARY.search(claim)
+    if match is None:
+        return None
+    return f"{claim[: match.end()]} not{claim[match.end() :]}"
+
+
+def sentences_of(pair: LabelledPair) -> list[str]:
+    return pair.sentences or split_sentences(pair.premise) or [pair.premise]
+
+
+def sentence_rows(pairs: Sequence[LabelledPair], config: TrainingConfig) -> list[Row]:
+    """Claim-sentence training rows from labelled pairs (see the module docstring)."""
+    rng = random.Random(config.seed)
+    neutral = LABELS.index("neutral")
+    rows: list[Row] = []
+    for pair in pairs:
+        sentences = sentences_of(pair)
+        label = LABELS.index(pair.label)
+        rationale = [i for i in pair.rationale if 0 <= i < len(sentences)] if pair.sentences else []
+        if label != neutral and rationale:
+            rows.extend(Row(pair.hypothesis, sentences[i], label) for i in rationale)
+            if len(rationale) > 1:
+                rows.append(Row(pair.hypothesis, " ".join(sentences[i] for i in rationale), label))
+            others = [i for i in range(len(sentences)) if i not in rationale]
+            for i in rng.sample(others, min(config.neutral_sentences, len(others))):
+                rows.append(Row(pair.hypothesis, sentences[i], neutral))
+            negated = negate_claim(pair.hypothesis) if config.negation_augment else None
+            if negated:
+                rows.extend(Row(negated, sentences[i], 1 - label) for i in rationale)
+        elif label == neutral:
+            for i in rng.sample(range(len(sentences)), min(config.neutral_sentences, len(sentences))):
+                rows.append(Row(pair.hypothesis, sentences[i], neutral))
+        else:  # a decided pair without rationale sentences: the whole passage carries the label
+            rows.append(Row(pair.hypothesis, pair.premise, label))
+    rng.shuffle(rows)
+    return rows
+
+
+def length_batches(rows: Sequence[Row], size: int, rng: random.Random) -> list[list[Row]]:
+    """Batches of rows of similar length (little padding), in random order."""
+    ordered = sorted(rows, key=lambda r: len(r.claim) + len(r.sentence) + rng.random())
+    batches = [list(ordered[i : i + size]) for i in range(0, len(ordered), size)]
+    rng.shuffle(batches)
+    return batches
+
+
+def train_network(
+    rows: Sequence[Row], base: str, config: TrainingConfig, progress: Tick | None = None
+) -> tuple[object, list[float]]:
+    """Fine-tune the top layers and head of a :class:`StanceNet` on ``rows``; returns it and the epoch losses."""
+    import torch
+
+    from lyra.ml.stance_net import StanceNet
+
+    torch.manual_seed(config.seed)
+    rng = random.Random(config.seed)
+    net = StanceNet(base)
+    net.freeze_below(config.trainable_layers)
+    body = [p for n, p in net.named_parameters() if p.requires_grad and not n.startswith("head.")]
+    optimizer = torch.optim.AdamW(
+        [
+            {"params": body, "lr": config.learning_rate},
+            {"params": list(net.head.parameters()), "lr": config.head_learning_rate},
+        ],
+        weight_decay=0.01,
+    )
+    per_epoch = (len(rows) + config.batch_size - 1) // config.batch_size
+    total = max(1, config.epochs * per_epoch)
+    warmup = max(1, int(0.06 * total))
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: min(1.0, (step + 1) / warmup) * max(0.0, (total - step) / total)
+    )
+    counts = np.bincount([r.label for r in rows], minlength=3).astype(float)
+    weights = torch.tensor(len(rows) / (3 * np.maximum(counts, 1.0)), dtype=torch.float32)
+    loss_of = torch.nn.CrossEntropyLoss(weight=weights)
+    losses: list[float] = []
+    net.train()
+    started = time.perf_counter()
+    for epoch in range(config.epochs):
+        running = 0.0
+        for batch in length_batches(rows, config.batch_size, rng):
+            encoded = net.encode([r.claim for r in batch], [r.sentence for r in batch], config.max_length)
+            loss = loss_of(net(**encoded), torch.tensor([r.label for r in batch]))
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_([p for p in net.parameters() if p.requires_grad], 1.0)
+            optimizer.step()
+            schedule.step()
+            optimizer.zero_grad()
+            running += float(loss.item()) * len(batch)
+            if progress is not None:
+                progress(len(batch))
+        losses.append(running / max(1, len(rows)))
+        log.info("epoch %d: mean loss %.4f (%.0f s)", epoch + 1, losses[-1], time.perf_counter() - started)
+    net.eval()
+    return net, losses
+
+
+# ------------------------------------------------------------------------------------------ pair level
+PAIR_FEATURES = (
+    "bias",
+    "max_entailment",
+    "max_contradiction",
+    "entailment_at_best",
+    "contradiction_at_best",
+    "mean_entailment",
+    "mean_contradiction",
+    "min_neutral",
+)
+
+
+def pair_features(probs: np.ndarray) -> np.ndarray:
+    """One pair's features from its sentences' probabilities (rows: sentences; columns: LABELS order).
+    "best" is the sentence least likely neutral: the one most likely to carry the verdict."""
+    if len(probs) == 0:
+        return np.asarray([1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
+    best = int(np.argmin(probs[:, 2]))
+    return np.asarray(
+        [
+            1.0,
+            float(probs[:, 0].max()),
+            float(probs[:, 1].max()),
+            float(probs[best, 0]),
+            float(probs[best, 1]),
+            float(probs[:, 0].mean()),
+            float(probs[:, 1].mean()),
+            float(probs[:, 2].min()),
+        ]
+    )

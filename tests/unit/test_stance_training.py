@@ -1,0 +1,157 @@
+"""Unit tests of the stance data, training rows, pair features and combiner (no weights loaded, tiny data)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lyra.core.errors import InvalidInputError
+from lyra.ml.evaluation import LabelledPair, claim_fold, load_pairs, score
+from lyra.ml.protocols import LABELS, NLIResult
+from lyra.ml.stance_features import StanceCombiner
+from lyra.ml.stance_training import (
+    PAIR_FEATURES,
+    TrainingConfig,
+    length_batches,
+    negate_claim,
+    pair_features,
+    role_of,
+    sentence_rows,
+)
+
+SHARED = {
+    "pair_id": "p1",
+    "claim": "Vitamin D is linked to fewer fractures.",
+    "evidence_title": "A trial",
+    "evidence_text": "We ran a trial. Fractures fell by 20%. Funding was public.",
+    "evidence_sentences": ["We ran a trial.", "Fractures fell by 20%.", "Funding was public."],
+    "rationale_idx": [1],
+    "label": "SUPPORT",
+    "claim_type": "composed",
+}
+
+
+def write_lines(path: Path, rows: list[object]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_the_shared_schema_and_lyras_own_schema_both_load(tmp_path: Path) -> None:
+    own = {"id": "s1", "premise": "P.", "hypothesis": "H.", "label": "neutral", "kind": "off_topic"}
+    pairs = load_pairs(write_lines(tmp_path / "mixed.jsonl", [SHARED, {**SHARED, "label": "NEI"}, own]))
+    assert [p.label for p in pairs] == ["entailment", "neutral", "neutral"]
+    first = pairs[0]
+    assert (first.id, first.hypothesis, first.kind, first.rationale) == ("p1", SHARED["claim"], "composed", [1])
+    assert first.sentences == SHARED["evidence_sentences"] and first.premise == SHARED["evidence_text"]
+
+
+@pytest.mark.parametrize(
+    ("row", "fragment"),
+    [
+        ({**SHARED, "label": "MAYBE"}, "label"),
+        ({**SHARED, "rationale_idx": [7]}, "out of range"),
+        ({k: v for k, v in SHARED.items() if k != "evidence_text"}, "evidence_text"),
+        ({"id": "x", "premise": "p", "hypothesis": "h", "label": "SUPPORT"}, "must be one of"),
+    ],
+)
+def test_a_bad_line_names_the_file_line_and_field(tmp_path: Path, row: dict[str, object], fragment: str) -> None:
+    path = write_lines(tmp_path / "bad.jsonl", [SHARED, row])
+    with pytest.raises(InvalidInputError) as caught:
+        load_pairs(path)
+    assert "bad.jsonl:2" in caught.value.field and fragment in caught.value.message
+
+
+def test_an_empty_or_missing_file_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInputError, match="no such"):
+        load_pairs(tmp_path / "nothing.jsonl")
+    with pytest.raises(InvalidInputError, match="no labelled pairs"):
+        load_pairs(write_lines(tmp_path / "empty.jsonl", []))
+
+
+def test_folds_follow_the_claim_so_one_claim_never_sits_on_two_sides() -> None:
+    claims = [f"claim number {i}" for i in range(500)]
+    folds = [claim_fold(c) for c in claims]
+    assert folds == [claim_fold(c) for c in claims]  # stable
+    assert set(folds) == {0, 1, 2, 3, 4} and min(np.bincount(folds)) > 60  # spread
+    pair = LabelledPair(id="a", premise="p", hypothesis=claims[0], label="neutral")
+    twin = pair.model_copy(update={"id": "b", "premise": "another abstract"})
+    assert role_of(pair) == role_of(twin)
+
+
+@pytest.mark.parametrize(
+    ("claim", "negated"),
+    [
+        ("Aspirin is effective against migraine.", "Aspirin is not effective against migraine."),
+        ("Masks can reduce transmission.", "Masks can not reduce transmission."),
+        ("Zinc does not shorten colds.", None),  # already negative
+        ("Coffee reduces mortality.", None),  # no auxiliary verb to negate
+    ],
+)
+def test_rule_negation(claim: str, negated: str | None) -> None:
+    assert negate_claim(claim) == negated
+
+
+def test_rows_carry_rationale_labels_neutral_sentences_and_flipped_negations() -> None:
+    pair = load_pairs_from([SHARED])[0]
+    rows = sentence_rows([pair], TrainingConfig(neutral_sentences=1, seed=3))
+    by = {(r.claim, r.sentence): LABELS[r.label] for r in rows}
+    assert by[(SHARED["claim"], "Fractures fell by 20%.")] == "entailment"
+    assert by[("Vitamin D is not linked to fewer fractures.", "Fractures fell by 20%.")] == "contradiction"
+    neutral = [s for (c, s), lab in by.items() if lab == "neutral"]
+    assert len(neutral) == 1 and neutral[0] in ("We ran a trial.", "Funding was public.")
+    plain = sentence_rows([pair], TrainingConfig(negation_augment=False))
+    assert all("not" not in r.claim for r in plain)
+
+
+def load_pairs_from(rows: list[dict[str, object]]) -> list[LabelledPair]:
+    from lyra.ml.evaluation import parse_pair
+
+    return [parse_pair(r) for r in rows]
+
+
+def test_length_batches_cover_every_row_once() -> None:
+    import random
+
+    pair = load_pairs_from([SHARED])[0]
+    rows = sentence_rows([pair] * 20, TrainingConfig())
+    batches = length_batches(rows, 7, random.Random(0))
+    assert sorted(map(id, [r for b in batches for r in b])) == sorted(map(id, rows))
+    assert all(len(b) <= 7 for b in batches)
+
+
+def test_pair_features_read_the_strongest_sentence() -> None:
+    probs = np.asarray([[0.1, 0.1, 0.8], [0.7, 0.2, 0.1], [0.2, 0.3, 0.5]])
+    x = pair_features(probs)
+    assert len(x) == len(PAIR_FEATURES)
+    named = dict(zip(PAIR_FEATURES, x, strict=True))
+    assert named["max_entailment"] == 0.7 and named["entailment_at_best"] == 0.7
+    assert named["contradiction_at_best"] == 0.2 and named["min_neutral"] == 0.1
+    assert pair_features(np.zeros((0, 3)))[0] == 1.0
+
+
+def test_the_combiner_learns_separable_features_and_round_trips(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    labels = [LABELS[i % 3] for i in range(300)]
+    xs = np.stack([pair_features(np.asarray([np.eye(3)[i % 3] * 0.8 + 0.2 / 3])) for i in range(300)])
+    xs[:, 1:] += rng.normal(0, 0.02, size=xs[:, 1:].shape)
+    combiner = StanceCombiner.fit(xs, labels, feature_names=PAIR_FEATURES)
+    predicted = [LABELS[int(i)] for i in combiner.probability_rows(xs).argmax(axis=1)]
+    assert predicted == labels
+    path = tmp_path / "c.json"
+    combiner.save(path, "test")
+    again = StanceCombiner.load(path, PAIR_FEATURES)
+    assert np.allclose(again.weights, combiner.weights, atol=1e-5)
+    with pytest.raises(ValueError, match="other features"):
+        StanceCombiner.load(path)  # the LLM judge's feature names
+
+
+def test_swap_rate_counts_direction_errors_among_directional_pairs() -> None:
+    pairs = [LabelledPair(id=str(i), premise="p", hypothesis="h", label=g) for i, g in enumerate(LABELS * 2)]
+    predicted = ["contradiction", "contradiction", "neutral", "entailment", "neutral", "entailment"]
+    results = [NLIResult(p, {lab: 1.0 if lab == p else 0.0 for lab in LABELS}) for p in predicted]  # type: ignore[arg-type]
+    evaluation = score(pairs, results, "fake", seconds=2.0)
+    assert evaluation.swap_rate == pytest.approx(1 / 4)  # one E->C among four directional pairs
+    assert evaluation.pairs_per_second == pytest.approx(3.0)
