@@ -16,7 +16,7 @@ from rich.progress import (
 )
 
 from lyra.cli.common import err, handle_errors, out, settings_from_env
-from lyra.ml.factory import stance_base_path
+from lyra.ml.factory import Models, stance_base_path
 from lyra.ml.stance_training import TrainingConfig
 from lyra.services.training import train_stance
 
@@ -42,6 +42,9 @@ def train_stance_command(
     seed: int = typer.Option(0),
     no_negation: bool = typer.Option(False, "--no-negation", help="no rule-negated claims in training"),
     combiner_only: bool = typer.Option(False, "--combiner-only", help="keep the network, refit the combiner"),
+    with_llm: bool = typer.Option(
+        False, "--with-llm", help="also fit the combiner that reads the local LLM's answers (two questions a pair)"
+    ),
 ) -> None:
     """Train the sentence-level stance network (claim folds 2-4) and fit its calibrated combiner (fold 1);
     fold 0 stays held out (`lyra eval nli --split heldout`). Writes manifest.json + stance_head.safetensors."""
@@ -79,6 +82,7 @@ def train_stance_command(
             config,
             threads=settings.llm_threads,
             combiner_only=combiner_only,
+            llm_judge=Models(settings).llm_questions() if with_llm else None,
             tick=tick,
         )
     out.print(

@@ -66,6 +66,7 @@ class Settings(BaseSettings):
     nli_backend: Literal["trained", "llm", "cross-encoder"] = "llm"
     stance_model_dir: Path = PROJECT_ROOT / "config" / "stance"  # the trained judge (`lyra train stance`)
     stance_base_model: str = "builtin:all-MiniLM-L6-v2"  # the encoder the trained judge was fine-tuned from
+    stance_use_llm: bool = False  # the trained judge also asks the local LLM about the decisive sentences
     nli_model: str = "cross-encoder/nli-deberta-v3-small"
     llm_provider: Literal["auto", "embedded", "ollama"] = "auto"
     ollama_host: str | None = Field(default=None, validation_alias=AliasChoices("OLLAMA_HOST", "LYRA_OLLAMA_HOST"))

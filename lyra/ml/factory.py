@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cached_property
 
 from lyra.core.settings import Settings
@@ -49,12 +50,20 @@ class Models:
             combiner=str(s.stance_combiner),
         )
 
+    def llm_questions(self) -> LLMStanceJudge:
+        """The LLM's two yes/no questions, as the trained judge's second opinion (no combiner of its own)."""
+        config = replace(self.stance_config(), mode="two_question", calibrate=False, combiner=None)
+        return LLMStanceJudge(self.llm, self.embedder, self.settings.prompts_dir, config)
+
     @cached_property
     def nli(self) -> NLIJudge:
         if self.settings.nli_backend == "cross-encoder":
             return CrossEncoderJudge(self.settings.nli_model)
         if self.settings.nli_backend == "trained":
             return TrainedStanceJudge(
-                self.settings.stance_model_dir, stance_base_path(self.settings), threads=self.settings.llm_threads
+                self.settings.stance_model_dir,
+                stance_base_path(self.settings),
+                threads=self.settings.llm_threads,
+                llm_judge=self.llm_questions() if self.settings.stance_use_llm else None,
             )
         return LLMStanceJudge(self.llm, self.embedder, self.settings.prompts_dir, self.stance_config())

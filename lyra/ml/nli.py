@@ -155,7 +155,7 @@ class LLMStanceJudge:
             )
         return [{"role": "user", "content": text}]
 
-    def _yes_no(self, passage: str, claim: str) -> tuple[float, float]:
+    def yes_no(self, passage: str, claim: str) -> tuple[float, float]:
         """P(yes) to "is the claim TRUE by this passage?" and to "... FALSE?". Both questions of a pair share one
         fence, so the second reuses the first one's prompt cache."""
         fence = Fence.new()
@@ -172,7 +172,7 @@ class LLMStanceJudge:
             if cal.done or not self.config.calibrate:
                 return
             content_free = [("N/A", "N/A"), ("", ""), ("[PASSAGE]", "[CLAIM]")]
-            answers = [self._yes_no(p, c) for p, c in content_free]
+            answers = [self.yes_no(p, c) for p, c in content_free]
             cal.support_yes = float(np.mean([s for s, _ in answers]))
             cal.contradict_yes = float(np.mean([c for _, c in answers]))
             cal.done = True
@@ -223,7 +223,7 @@ class LLMStanceJudge:
             label = max(probs, key=lambda k: probs[k])
             return NLIResult(label, probs, "llm_three_way")  # type: ignore[arg-type]
         self._ensure_calibration()
-        support, contradict = self._yes_no(passage, hypothesis)
+        support, contradict = self.yes_no(passage, hypothesis)
         if self.config.calibrate:
             support = _calibrated(support, self._calibration.support_yes)
             contradict = _calibrated(contradict, self._calibration.contradict_yes)
@@ -239,7 +239,7 @@ class LLMStanceJudge:
         gate = self.config.relevance_gate
         if gate is not None and relevance < gate:
             return np.zeros(0), relevance
-        support, contradict = self._yes_no(premise, hypothesis)
+        support, contradict = self.yes_no(premise, hypothesis)
         return features(support, contradict, sims, sentences, hypothesis), relevance
 
     def _judge_hybrid(self, premise: str, hypothesis: str) -> NLIResult:

@@ -5,6 +5,10 @@ sentence probabilities become a few pair features (:func:`pair_features`) and a 
 fitted on held-out pairs, turns them into the three calibrated label probabilities. All sentences of a batch of
 pairs go through the network together.
 
+With an LLM judge attached (``LYRA_STANCE_USE_LLM=true``) the local LLM is also asked the two yes/no questions of
+:class:`LLMStanceJudge` about the premise's sentences the network found most decisive, and evidence cues are read
+from them (:mod:`lyra.ml.stance_features`); a second combiner, fitted on the same held-out pairs, reads all of it.
+
 The artifact lives in one folder (default ``config/stance/``): ``manifest.json`` (base encoder and its sha256,
 the trained tensors' file and its sha256, the combiner, how it was trained) and ``stance_head.safetensors``.
 Both hashes are checked at load; a mismatch refuses to load.
@@ -12,6 +16,7 @@ Both hashes are checked at load; a mismatch refuses to load.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections.abc import Sequence
@@ -23,12 +28,41 @@ import numpy as np
 
 from lyra.core.errors import ConfigError
 from lyra.core.text import split_sentences
+from lyra.ml.nli import LLMStanceJudge
 from lyra.ml.protocols import LABELS, NLIResult
-from lyra.ml.stance_features import StanceCombiner
+from lyra.ml.stance_features import StanceCombiner, claim_is_negative, direction, null_finding_score
 from lyra.ml.stance_training import PAIR_FEATURES, pair_features
 
 MANIFEST = "manifest.json"
 TENSORS = "stance_head.safetensors"
+LLM_FEATURES = (
+    *PAIR_FEATURES,
+    "llm_true",
+    "llm_false",
+    "null_finding",
+    "null_x_positive_claim",
+    "null_x_negative_claim",
+    "direction_agrees",
+    "direction_conflicts",
+)
+DECISIVE_SENTENCES = 3  # sentences shown to the LLM: the ones the network found least neutral
+
+
+def decisive_passage(sentences: Sequence[str], probs: np.ndarray, k: int = DECISIVE_SENTENCES) -> str:
+    """The ``k`` sentences least likely neutral, in their original order."""
+    keep = sorted(np.argsort(probs[:, 2])[:k].tolist()) if len(probs) else []
+    return " ".join(sentences[i] for i in keep)
+
+
+def llm_features(base: np.ndarray, llm_true: float, llm_false: float, passage: str, claim: str) -> np.ndarray:
+    """The LLM-augmented feature vector (:data:`LLM_FEATURES`) of one pair."""
+    null = null_finding_score(passage)
+    negative = 1.0 if claim_is_negative(claim) else 0.0
+    claim_direction, evidence_direction = direction(claim), direction(passage)
+    agrees = 1.0 if claim_direction and claim_direction == evidence_direction else 0.0
+    conflicts = 1.0 if claim_direction and evidence_direction == -claim_direction else 0.0
+    extra = [llm_true, llm_false, null, null * (1.0 - negative), null * negative, agrees, conflicts]
+    return np.concatenate([base, np.asarray(extra, dtype=float)])
 
 
 @dataclass(frozen=True)
@@ -57,9 +91,16 @@ class StanceArtifact:
     def sha256(self) -> str:
         return str(self.manifest["artifact"]["sha256"])
 
-    def combiner(self) -> StanceCombiner:
+    def combiner(self, with_llm: bool = False) -> StanceCombiner:
+        key = "combiner_llm" if with_llm else "combiner"
+        if key not in self.manifest:
+            raise ConfigError(
+                f"the stance artifact in {self.folder} has no combiner fitted with the LLM's answers",
+                hint="run `lyra train stance --combiner-only --with-llm`, or set LYRA_STANCE_USE_LLM=false",
+            )
+        names = LLM_FEATURES if with_llm else PAIR_FEATURES
         try:
-            return StanceCombiner.from_dict(self.manifest["combiner"], PAIR_FEATURES, source=str(self.folder))
+            return StanceCombiner.from_dict(self.manifest[key], names, source=str(self.folder))
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
 
@@ -67,13 +108,26 @@ class StanceArtifact:
 class TrainedStanceJudge:
     """The offline default judge (``LYRA_NLI_BACKEND=trained``). Thread-safe; loads on first use."""
 
-    def __init__(self, folder: Path, base: str, threads: int | None = None, batch_size: int = 64) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        base: str,
+        threads: int | None = None,
+        batch_size: int = 64,
+        llm_judge: LLMStanceJudge | None = None,
+        fitting: bool = False,
+    ) -> None:
+        """``fitting``: only the network is needed (the combiner is being fitted from :meth:`features`)."""
         self.artifact = StanceArtifact.read(folder)
-        self.model_id = f"stance-minilm:{self.artifact.sha256[:12]}"
+        self.llm_judge = llm_judge
+        self._combiner = None if fitting else self.artifact.combiner(with_llm=llm_judge is not None)
+        weights = hashlib.sha256(b"" if self._combiner is None else self._combiner.weights.tobytes()).hexdigest()[:8]
+        self.model_id = f"stance-minilm:{self.artifact.sha256[:12]}:{weights}"
+        if llm_judge is not None:
+            self.model_id += f"+{llm_judge.model_id}"
         self._base = base
         self._threads = threads
         self._batch_size = batch_size
-        self._combiner = self.artifact.combiner()
         self._max_length = int(self.artifact.manifest["max_length"])
         self._net: Any = None
         self._lock = threading.Lock()
@@ -84,31 +138,46 @@ class TrainedStanceJudge:
                 self._net = load_network(self.artifact, self._base, self._threads)
             return self._net
 
-    def sentence_probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[np.ndarray]:
-        """Per pair, the (sentences x 3) probabilities of the network."""
+    def sentence_probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[list[str], np.ndarray]]:
+        """Per pair, its premise's sentences and their (sentences x 3) probabilities from the network."""
         net = self._load()
-        claims: list[str] = []
-        sentences: list[str] = []
-        owners: list[int] = []
-        for index, (premise, claim) in enumerate(pairs):
-            for sentence in split_sentences(premise) or [premise]:
-                claims.append(claim)
-                sentences.append(sentence)
-                owners.append(index)
+        split = [split_sentences(premise) or [premise] for premise, _ in pairs]
+        claims = [claim for (_, claim), sentences in zip(pairs, split, strict=True) for _ in sentences]
+        flat = [sentence for sentences in split for sentence in sentences]
         with self._lock:  # torch modules are not re-entrant across threads
-            probs = net.probabilities(claims, sentences, self._max_length, self._batch_size)
-        owner = np.asarray(owners)
-        return [probs[owner == i] for i in range(len(pairs))]
+            probs = net.probabilities(claims, flat, self._max_length, self._batch_size)
+        out: list[tuple[list[str], np.ndarray]] = []
+        start = 0
+        for sentences in split:
+            out.append((sentences, probs[start : start + len(sentences)]))
+            start += len(sentences)
+        return out
+
+    def features(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """The combiner's input for each pair (asks the LLM when one is attached)."""
+        rows: list[np.ndarray] = []
+        for (_, claim), (sentences, probs) in zip(pairs, self.sentence_probabilities(pairs), strict=True):
+            base = pair_features(probs)
+            if self.llm_judge is None:
+                rows.append(base)
+                continue
+            passage = decisive_passage(sentences, probs)
+            llm_true, llm_false = self.llm_judge.yes_no(passage, claim)
+            rows.append(llm_features(base, llm_true, llm_false, passage, claim))
+        return np.stack(rows)
 
     def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIResult]:
         if not pairs:
             return []
-        xs = np.stack([pair_features(p) for p in self.sentence_probabilities(pairs)])
+        if self._combiner is None:
+            raise ConfigError("the stance judge was opened for fitting; it has no combiner yet")
+        xs = self.features(pairs)
+        method = "trained_sentences" if self.llm_judge is None else "trained_sentences+llm"
         results: list[NLIResult] = []
         for row in self._combiner.probability_rows(xs):
             probs: dict[str, float] = {label: float(row[i]) for i, label in enumerate(LABELS)}
             label = LABELS[int(np.argmax(row))]
-            results.append(NLIResult(label, probs, "trained_sentences"))
+            results.append(NLIResult(label, probs, method))
         return results
 
 

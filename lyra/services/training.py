@@ -19,10 +19,10 @@ from pydantic import BaseModel
 
 from lyra.core.errors import InvalidInputError
 from lyra.ml.evaluation import LabelledPair, load_pairs
+from lyra.ml.nli import LLMStanceJudge
 from lyra.ml.stance_features import StanceCombiner
-from lyra.ml.stance_judge import MANIFEST, TENSORS, StanceArtifact, load_network
-from lyra.ml.stance_training import PAIR_FEATURES, Row, TrainingConfig, pair_features, role_of, sentence_rows
-from lyra.ml.stance_training import sentences_of as _sentences
+from lyra.ml.stance_judge import LLM_FEATURES, MANIFEST, TENSORS, StanceArtifact, TrainedStanceJudge
+from lyra.ml.stance_training import PAIR_FEATURES, Row, TrainingConfig, role_of, sentence_rows
 from lyra.ml.stance_training import train_network as _train_network
 
 log = logging.getLogger(__name__)
@@ -54,26 +54,19 @@ def _pairs_by_role(files: Sequence[Path]) -> dict[str, list[LabelledPair]]:
     return roles
 
 
-def _pair_features(net: Any, pairs: Sequence[LabelledPair], max_length: int, tick: Tick | None) -> np.ndarray:
-    claims: list[str] = []
-    sentences: list[str] = []
-    owners: list[int] = []
-    for index, pair in enumerate(pairs):
-        # the judge sees text only: split it the way the judge does, not by the data set's own sentences
-        for sentence in _sentences(pair.model_copy(update={"sentences": []})):
-            claims.append(pair.hypothesis)
-            sentences.append(sentence)
-            owners.append(index)
-    probs = net.probabilities(claims, sentences, max_length)
+def pair_feature_rows(
+    judge: TrainedStanceJudge, pairs: Sequence[LabelledPair], stage: str, tick: Tick | None, batch: int = 16
+) -> np.ndarray:
+    """The combiner's inputs for labelled pairs, computed exactly as the judge computes them at run time."""
+    rows: list[np.ndarray] = []
     if tick is not None:
-        tick("combiner features", len(pairs), len(pairs))
-    owner = np.asarray(owners)
-    return np.stack([pair_features(probs[owner == i]) for i in range(len(pairs))])
-
-
-def fit_combiner(net: Any, pairs: Sequence[LabelledPair], max_length: int, tick: Tick | None) -> StanceCombiner:
-    xs = _pair_features(net, pairs, max_length, tick)
-    return StanceCombiner.fit(xs, [p.label for p in pairs], feature_names=PAIR_FEATURES)
+        tick(stage, 0, len(pairs))
+    for first in range(0, len(pairs), batch):
+        chunk = pairs[first : first + batch]
+        rows.append(judge.features([(p.premise, p.hypothesis) for p in chunk]))
+        if tick is not None:
+            tick(stage, len(chunk), None)
+    return np.concatenate(rows)
 
 
 def train_stance(
@@ -84,9 +77,11 @@ def train_stance(
     config: TrainingConfig,
     threads: int | None = None,
     combiner_only: bool = False,
+    llm_judge: LLMStanceJudge | None = None,
     tick: Tick | None = None,
 ) -> TrainingSummary:
-    """Train (or, with ``combiner_only``, only refit the combiner of) the stance judge in ``output``."""
+    """Train (or, with ``combiner_only``, only refit the combiner of) the stance judge in ``output``; with
+    ``llm_judge`` also fit the combiner that reads the LLM's answers (slow: two LLM questions per pair)."""
     import torch
     from safetensors.torch import save_file
 
@@ -106,9 +101,7 @@ def train_stance(
     losses: list[float] = []
     manifest: dict[str, Any]
     if combiner_only:
-        artifact = StanceArtifact.read(output)
-        manifest = dict(artifact.manifest)
-        net = load_network(artifact, base, threads)
+        manifest = dict(StanceArtifact.read(output).manifest)
     else:
         rows = sentence_rows(roles["network"], config)
         if tick is not None:
@@ -117,8 +110,9 @@ def train_stance(
             rows, base, config, progress=None if tick is None else lambda n: tick("training", n, None)
         )
         assert isinstance(trained, StanceNet)
-        net = trained
-        tensors = {k: v.to(torch.float16).contiguous() for k, v in net.trained_tensors(config.trainable_layers).items()}
+        tensors = {
+            k: v.to(torch.float16).contiguous() for k, v in trained.trained_tensors(config.trainable_layers).items()
+        }
         tensor_path = output / TENSORS
         save_file(tensors, str(tensor_path))
         base_file = base_weights_file(Path(base)) if Path(base).exists() else None
@@ -141,14 +135,21 @@ def train_stance(
                 "torch": torch.__version__,
             },
         }
-        # the combiner is fitted on what the shipped (float16) tensors give, not on the float32 training copy
-        net = load_network(StanceArtifact(output, {**manifest, "combiner": {}}), base, threads)
+        (output / MANIFEST).write_text(json.dumps({**manifest, "combiner": {}}, indent=2) + "\n", encoding="utf-8")
+    # the combiners are fitted on what the shipped (float16) tensors give, not on the float32 training copy
     calibration = roles["calibration"]
-    combiner = fit_combiner(net, calibration, int(manifest["max_length"]), tick)
-    manifest["combiner"] = combiner.to_dict(
-        f"fitted on {len(calibration)} pairs of the calibration fold (claim fold 1) of "
-        + ", ".join(p.name for p in files)
+    labels = [p.label for p in calibration]
+    note = f"fitted on {len(calibration)} pairs of the calibration fold (claim fold 1) of " + ", ".join(
+        p.name for p in files
     )
+    judge = TrainedStanceJudge(output, base, threads=threads, fitting=True)
+    xs = pair_feature_rows(judge, calibration, "combiner", tick)
+    manifest["combiner"] = StanceCombiner.fit(xs, labels, feature_names=PAIR_FEATURES).to_dict(note)
+    if llm_judge is not None:
+        judge.llm_judge = llm_judge
+        xs = pair_feature_rows(judge, calibration, "combiner with the LLM", tick)
+        combiner = StanceCombiner.fit(xs, labels, feature_names=LLM_FEATURES)
+        manifest["combiner_llm"] = combiner.to_dict(f"{note}; LLM {llm_judge.model_id}")
     manifest["pairs_by_role"] = {role: len(pairs) for role, pairs in roles.items()}
     (output / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     artifact_info = manifest["artifact"]
