@@ -7,7 +7,8 @@ holds a claim token: only that run beats for the job and records its end. A hear
 alive and carries "cancel" requests from ``stop_task``. When a server dies mid-job its heartbeat stops; after
 ``stale_seconds`` any pool (the restarted one included) puts the job back in the queue, up to ``max_attempts``
 runs. Every write a job makes is idempotent (pages by URL, fragments by text hash, one stance edge per pair), so
-running a job again adds nothing twice.
+running a job again adds nothing twice. A run that loses Neo4j (``graph_unavailable``) is treated the same way: it
+records nothing, and the job is resumed once Neo4j answers again.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from lyra.core.errors import InvalidInputError, JobCancelled, LyraError
+from lyra.core.errors import GraphUnavailableError, InvalidInputError, JobCancelled, LyraError
 from lyra.core.ids import new_id, validate_task_id
 from lyra.graph.store import GraphStore
 from lyra.graph.tasks import TaskRepository
@@ -300,6 +301,12 @@ class WorkerPool:
         try:
             outcome = self.executor(job, ctx)
             result, pages = outcome.result, outcome.pages
+        except GraphUnavailableError as exc:
+            # Neo4j went away mid-job (a restart, a crash): the job did not fail, and recording it as failed once
+            # Neo4j is back would end it for good. Its heartbeat stops here, so it is requeued after stale_seconds
+            # like the job of a dead server, within max_attempts; its writes are idempotent.
+            log.warning("job %s interrupted, resumed once Neo4j answers again: %s", job.id, exc.message)
+            return
         except JobCancelled as exc:
             state, error = "cancelled", exc.message
         except LyraError as exc:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from lyra.bootstrap import Services
-from lyra.core.errors import InvalidInputError, NotFoundError
+from lyra.core.errors import GraphUnavailableError, InvalidInputError, NotFoundError
 from lyra.models.api import GetStatusRequest, QueueTargetsRequest, StopTaskRequest, Target
 from lyra.services.jobs import ClaimedJob, JobContext, JobOutcome, JobService, WorkerPool
 from lyra.services.research import ResearchExecutor
@@ -189,6 +189,29 @@ def test_a_job_left_running_by_a_dead_server_is_resumed_once_and_runs_again(
     pool.start()
     wait_until(lambda: job_states(graph) == {str(Path(jobs.allowed_roots[0]).resolve() / "a.md"): "done"})
     assert runs == [2]
+
+
+def test_a_job_that_loses_neo4j_is_resumed_not_failed(
+    jobs: JobService, graph: Services, pools: list[WorkerPool]
+) -> None:
+    """A run that loses Neo4j (the driver gave up while Neo4j restarted) records nothing: the job is requeued when
+    its heartbeat is stale and runs again. It was recorded as failed for good when Neo4j answered again in time for
+    finish_job (test_neo4j_kill.py found it)."""
+    jobs.queue(QueueTargetsRequest(task_id=TASK, targets=file_targets("a.md")))
+    runs: list[int] = []
+
+    def executor(job: ClaimedJob, ctx: JobContext) -> JobOutcome:
+        runs.append(job.attempts)
+        if job.attempts == 1:
+            raise GraphUnavailableError("Neo4j is not reachable while running cypher/evidence/upsert_pages.cypher")
+        return JobOutcome(result={})
+
+    pool = WorkerPool(graph.store, executor, poll_seconds=0.2, heartbeat_seconds=0.3, stale_seconds=1)
+    pools.append(pool)
+    pool.start()
+    wait_until(lambda: set(job_states(graph).values()) == {"done"})
+    (job,) = graph.store.run("jobs/task_jobs", {"task_id": TASK})
+    assert runs == [1, 2] and job["attempts"] == 2 and job["error"] is None
 
 
 def test_a_job_interrupted_too_often_fails_with_a_clear_error(jobs: JobService, graph: Services) -> None:
