@@ -572,6 +572,9 @@ class World:
             {"Traceback", 'File "', str(ROOT), "site-packages", "/home/", "/work/", "/root/", str(neo4j_home)}
             | {sys.prefix, sys.base_prefix, os.path.dirname(os.__file__)}
         )
+        # the test's own folders are handed out on purpose (the allowed folder is named in hints, a queued file
+        # target answers with its resolved path): not a leak, wherever the temporary folder lives
+        self.own_folders = sorted({str(graph.root.parent), str(graph.root.parent.resolve())}, key=len, reverse=True)
 
     def close(self) -> None:
         self.http.close()
@@ -703,8 +706,11 @@ class World:
         field_checked = expected_field is not None and (body is not None or where == "rest") and not case.benign
         if field_checked and (body or {}).get("field") != expected_field:
             problems.append(f"{where}: field {(body or {}).get('field')!r}, expected {expected_field!r}: {body}")
+        text = answer.text
+        for folder in self.own_folders:
+            text = text.replace(folder, "<test folder>")
         for marker in self.markers:
-            if marker in answer.text and marker not in answer.request:
+            if marker in text and marker not in answer.request:
                 problems.append(f"{where}: the answer holds {marker!r}: {answer.text[:500]}")
 
     def check_graph(self, case: Case, answer: Answer) -> None:
