@@ -139,6 +139,12 @@ def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ValidationError)
     async def validation_error(_request: Request, exc: RequestValidationError | ValidationError) -> JSONResponse:
         first = exc.errors()[0]
+        if first.get("type") == "json_invalid":  # a body that is not JSON: its loc is (body, offset), not a field
+            reason = first.get("ctx", {}).get("error", "not JSON")
+            message = f"body: not a JSON document ({reason} at character {first['loc'][-1]})"
+            return _error(
+                status.HTTP_422_UNPROCESSABLE_CONTENT, {"error": "invalid_input", "message": message, "field": "body"}
+            )
         field = _field_from_loc(tuple(first.get("loc", ())))
         return _error(
             status.HTTP_422_UNPROCESSABLE_CONTENT,

@@ -89,16 +89,23 @@ def resolve_file_target(value: str, roots: Sequence[Path], field_name: str) -> P
             "file targets are disabled: no allowed folder is configured",
             hint="set LYRA_ALLOWED_ROOTS to the folders Lyra may read",
         )
-    raw = Path(value).expanduser()
+    try:
+        raw = Path(value).expanduser()
+    except RuntimeError:  # "~name/..." of a user this machine does not know
+        raise InvalidInputError(field_name, f"{value!r} names the home folder of an unknown user") from None
     candidates = [raw] if raw.is_absolute() else [root / raw for root in roots]
     resolved_roots = [root.resolve() for root in roots]
-    for candidate in candidates:
-        path = candidate.resolve()
-        if not any(path == root or path.is_relative_to(root) for root in resolved_roots):
-            continue
-        if path.exists():
-            return path
-    if raw.is_absolute() and not any(raw.resolve().is_relative_to(r) for r in resolved_roots):
+    try:
+        for candidate in candidates:
+            path = candidate.resolve()
+            if not any(path == root or path.is_relative_to(root) for root in resolved_roots):
+                continue
+            if path.exists():
+                return path
+        outside = raw.is_absolute() and not any(raw.resolve().is_relative_to(r) for r in resolved_roots)
+    except OSError as exc:  # a name longer than the file system allows, ...: the reason only, never the path
+        raise InvalidInputError(field_name, f"not a usable path: {exc.strerror or type(exc).__name__}") from None
+    if outside:
         raise InvalidInputError(
             field_name,
             f"{value!r} is outside the allowed folders",
@@ -113,7 +120,11 @@ def normalise_target(target: Target, roots: Sequence[Path], field_name: str) -> 
     if target.kind == "file":
         return str(resolve_file_target(value, roots, field_name))
     if target.kind == "url":
-        parsed = urlparse(value)
+        try:
+            parsed = urlparse(value)
+            _ = parsed.port  # a port out of range or not a number raises here
+        except ValueError as exc:  # an unclosed or invalid [IPv6] host, a bad port
+            raise InvalidInputError(field_name, f"not a valid URL: {exc}") from None
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
             raise InvalidInputError(field_name, "must be an http(s) URL with a host")
         return parsed._replace(scheme=parsed.scheme.lower(), netloc=parsed.netloc.lower(), fragment="").geturl()
