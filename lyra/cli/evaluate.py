@@ -23,13 +23,21 @@ def eval_fit_stance(
         [Path("config/eval/nli_stance_train.jsonl")], "--train", help="extra training JSONL, used whole"
     ),
     output: Path = typer.Option(Path("config/stance_combiner.json"), "--out"),
+    no_set: bool = typer.Option(False, "--no-set", help="fit on the --train files alone"),
+    role: str | None = typer.Option(
+        None, help="only the --train pairs of this protocol role: calibration (claim fold 1) or network (folds 2-4)"
+    ),
 ) -> None:
     """Fit the hybrid stance judge's combiner on the training set(s) plus the DEV half (even lines) of the
     evaluation set; the test half (odd lines) stays held out."""
+    if role not in (None, "calibration", "network"):
+        raise typer.BadParameter("must be calibration or network", param_hint="--role")
     settings = settings_from_env()
     with Progress(console=err, transient=True) as bar:
         task = bar.add_task("features", total=None)
-        count = fit_stance_combiner(settings, dataset, train, output, progress=lambda n: bar.advance(task, n))
+        count = fit_stance_combiner(
+            settings, None if no_set else dataset, train, output, progress=lambda n: bar.advance(task, n), role=role
+        )
     out.print(f"wrote {output} ({count} training pairs)")
 
 

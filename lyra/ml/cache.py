@@ -69,3 +69,28 @@ class CachedJudge:
                 self.cache.put(self.model_id, pairs[i][0], pairs[i][1], result)
                 results[i] = result
         return [r for r in results if r is not None]
+
+
+class AnswerCache:
+    """A persistent cache of a model's numeric answers (e.g. the LLM's two yes/no probabilities for a pair), keyed
+    by a caller-made key that must name everything the answer depends on (model, prompt version, inputs)."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, answer TEXT)")
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(*parts: str) -> str:
+        return _hash("\x00".join(parts))
+
+    def get(self, key: str) -> list[float] | None:
+        with self._lock:
+            row = self._db.execute("SELECT answer FROM answers WHERE key=?", (key,)).fetchone()
+        return None if row is None else [float(x) for x in json.loads(row[0])]
+
+    def put(self, key: str, answer: Sequence[float]) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO answers VALUES (?, ?)", (key, json.dumps(list(answer))))

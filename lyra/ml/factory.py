@@ -6,6 +6,7 @@ from dataclasses import replace
 from functools import cached_property
 
 from lyra.core.settings import Settings
+from lyra.ml.cache import AnswerCache
 from lyra.ml.embedder import BUILTIN_MINILM, SentenceTransformerEmbedder
 from lyra.ml.llm import LlamaCppLLM, OllamaLLM
 from lyra.ml.nli import CrossEncoderJudge, LLMStanceJudge, StanceJudgeConfig
@@ -50,10 +51,15 @@ class Models:
             combiner=str(s.stance_combiner),
         )
 
+    @cached_property
+    def answers(self) -> AnswerCache:
+        """The LLM's yes/no answers, kept across runs (refitting a combiner or re-judging asks nothing twice)."""
+        return AnswerCache(self.settings.state_dir / "cache" / "llm_answers.sqlite")
+
     def llm_questions(self) -> LLMStanceJudge:
         """The LLM's two yes/no questions, as the trained judge's second opinion (no combiner of its own)."""
         config = replace(self.stance_config(), mode="two_question", calibrate=False, combiner=None)
-        return LLMStanceJudge(self.llm, self.embedder, self.settings.prompts_dir, config)
+        return LLMStanceJudge(self.llm, self.embedder, self.settings.prompts_dir, config, self.answers)
 
     @cached_property
     def nli(self) -> NLIJudge:
@@ -66,4 +72,4 @@ class Models:
                 threads=self.settings.llm_threads,
                 llm_judge=self.llm_questions() if self.settings.stance_use_llm else None,
             )
-        return LLMStanceJudge(self.llm, self.embedder, self.settings.prompts_dir, self.stance_config())
+        return LLMStanceJudge(self.llm, self.embedder, self.settings.prompts_dir, self.stance_config(), self.answers)

@@ -32,6 +32,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from lyra.core.errors import ConfigError
 from lyra.core.text import split_sentences
+from lyra.ml.cache import AnswerCache
 from lyra.ml.protocols import LABELS, LLM, Embedder, NLIResult
 from lyra.ml.stance_features import StanceCombiner, features
 from lyra.sources.injection import Fence
@@ -102,15 +103,23 @@ class LLMStanceJudge:
     """The offline default judge. Thread-safe (the LLM serialises its own calls)."""
 
     def __init__(
-        self, llm: LLM, embedder: Embedder, prompts_dir: Path, config: StanceJudgeConfig | None = None
+        self,
+        llm: LLM,
+        embedder: Embedder,
+        prompts_dir: Path,
+        config: StanceJudgeConfig | None = None,
+        answers: AnswerCache | None = None,
     ) -> None:
         self.llm = llm
+        self.answers = answers
         self.embedder = embedder
         self.config = config or StanceJudgeConfig()
         fingerprint = self.config.fingerprint()
         # the prompts are part of the judge: an edited template must not reuse cached verdicts
         prompts = b"".join((prompts_dir / f).read_bytes() for f in PROMPT_FILES)
         fingerprint += "-" + hashlib.sha256(prompts).hexdigest()[:8]
+        # what a yes/no answer depends on: the model, the prompts and how many examples they show
+        self._answers_id = f"{llm.model_id}:{hashlib.sha256(prompts).hexdigest()[:16]}:{self.config.examples}"
         if self.config.mode == "hybrid" and self.config.combiner and Path(self.config.combiner).exists():
             # refitted weights are a different judge: cached verdicts of the old one must not be reused
             weights = Path(self.config.combiner).read_bytes()
@@ -157,9 +166,16 @@ class LLMStanceJudge:
 
     def yes_no(self, passage: str, claim: str) -> tuple[float, float]:
         """P(yes) to "is the claim TRUE by this passage?" and to "... FALSE?". Both questions of a pair share one
-        fence, so the second reuses the first one's prompt cache."""
+        fence, so the second reuses the first one's prompt cache. Answers are kept in ``answers`` when given."""
+        key = AnswerCache.key("yes-no", self._answers_id, passage, claim)
+        cached = self.answers.get(key) if self.answers is not None else None
+        if cached is not None and len(cached) == 2:
+            return cached[0], cached[1]
         fence = Fence.new()
-        return self._yes(passage, claim, "support", fence), self._yes(passage, claim, "contradict", fence)
+        answer = self._yes(passage, claim, "support", fence), self._yes(passage, claim, "contradict", fence)
+        if self.answers is not None:
+            self.answers.put(key, answer)
+        return answer
 
     def _yes(self, passage: str, claim: str, question: str, fence: Fence) -> float:
         # The few-shot pattern is continued as plain text (no chat turn), so the next token is the answer.

@@ -18,6 +18,7 @@ from lyra.ml.factory import Models
 from lyra.ml.nli import LLMStanceJudge
 from lyra.ml.protocols import LABELS
 from lyra.ml.stance_features import StanceCombiner
+from lyra.ml.stance_training import role_of
 
 __all__ = ["LABELS", "NLIEvaluation", "Split", "evaluate_judge", "fit_stance_combiner"]
 
@@ -46,17 +47,24 @@ def evaluate_judge(
 
 
 def fit_stance_combiner(
-    settings: Settings, dataset: Path, train: list[Path], output: Path, progress: Tick | None = None
+    settings: Settings,
+    dataset: Path | None,
+    train: list[Path],
+    output: Path,
+    progress: Tick | None = None,
+    role: str | None = None,
 ) -> int:
-    """Fit the hybrid judge's combiner on the training files (whole) plus the DEV half of ``dataset``; the test
-    half stays held out. Writes ``output`` and returns the number of training pairs past the relevance gate."""
-    judge = Models(settings.model_copy(update={"stance_mode": "two_question"})).nli
+    """Fit the hybrid judge's combiner on the training files plus the DEV half of ``dataset`` (when given; its test
+    half stays held out). With ``role`` only the training pairs of that protocol role are used (``calibration``:
+    the claim fold that no network was trained on). Writes ``output`` and returns the number of pairs past the
+    relevance gate."""
+    judge = Models(settings.model_copy(update={"stance_mode": "two_question", "nli_backend": "llm"})).nli
     if not isinstance(judge, LLMStanceJudge):
         raise ConfigError("fitting the stance combiner needs the LLM stance judge (LYRA_NLI_BACKEND=llm)")
-    pairs = _split(load_pairs(dataset), "dev")
+    pairs = _split(load_pairs(dataset), "dev") if dataset is not None else []
     used = [t for t in train if t.exists()]
     for extra in used:
-        pairs.extend(load_pairs(extra))
+        pairs.extend(p for p in load_pairs(extra) if role is None or role_of(p) == role)
     xs: list[Any] = []
     labels: list[str] = []
     for pair in pairs:
@@ -67,7 +75,8 @@ def fit_stance_combiner(
             xs.append(x)
             labels.append(pair.label)
     combiner = StanceCombiner.fit(np.asarray(xs), labels)
-    sources = ", ".join([f"{dataset} (even lines)", *(str(t) for t in used)])
+    named = [f"{t.name} ({role} fold)" if role else t.name for t in used]
+    sources = ", ".join([f"{dataset.name} (even lines)", *named] if dataset is not None else named)
     combiner.save(
         output, f"fitted on {len(xs)} pairs past the relevance gate from {sources}, with {judge.llm.model_id}"
     )
