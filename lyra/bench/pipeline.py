@@ -11,6 +11,7 @@ import json
 import random
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, SecretStr
@@ -18,6 +19,7 @@ from pydantic import BaseModel, SecretStr
 from lyra.bootstrap import Services, build_services
 from lyra.core.settings import Settings
 from lyra.graph.connection import resolve_connection
+from lyra.ml.factory import Models, judge_settings
 
 
 class PipelineBenchResult(BaseModel):
@@ -32,6 +34,7 @@ class PipelineBenchResult(BaseModel):
     fragments_per_second: float
     pairs_per_second: float
     raw_judge_pairs_per_second: float
+    compared_judges_pairs_per_second: dict[str, float] = {}  # other judges, timed on the same pairs in this run
 
 
 SYNTHETIC_URL = "https://bench.example.org/study/"
@@ -70,7 +73,9 @@ def write_synthetic_corpus(folder: Path, passages: int, seed: int = 5) -> None:
         (folder / f"part_{start // per_file:03d}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def run_pipeline_bench(settings: Settings, corpus: Path, claims: list[str], label: str) -> PipelineBenchResult:
+def run_pipeline_bench(
+    settings: Settings, corpus: Path, claims: list[str], label: str, compare: Sequence[str] = ()
+) -> PipelineBenchResult:
     task_id = "bench_pipeline"
     info, password = resolve_connection(settings)  # the managed instance is found via the real state folder
     with tempfile.TemporaryDirectory(prefix="lyra-bench-") as state:
@@ -94,6 +99,12 @@ def run_pipeline_bench(settings: Settings, corpus: Path, claims: list[str], labe
             start = time.perf_counter()
             services.models.nli.judge(pairs)
             raw_seconds = time.perf_counter() - start
+            compared: dict[str, float] = {}
+            for variant in compare:
+                other = Models(judge_settings(bench_settings, variant)).nli
+                start = time.perf_counter()
+                other.judge(pairs)
+                compared[variant] = len(pairs) / max(time.perf_counter() - start, 1e-9)
             services.cleanup.cleanup(task_id, "hard")
             services.store.run("cleanup/delete_pages_by_url_prefix", {"prefix": SYNTHETIC_URL, "batch_size": 5000})
         finally:
@@ -112,4 +123,5 @@ def run_pipeline_bench(settings: Settings, corpus: Path, claims: list[str], labe
         fragments_per_second=fragments / total,
         pairs_per_second=report.pairs_judged / total,
         raw_judge_pairs_per_second=len(pairs) / raw_seconds if raw_seconds else 0.0,
+        compared_judges_pairs_per_second=compared,
     )

@@ -132,6 +132,7 @@ def bench_faiss(
 @handle_errors
 def bench_pipeline(
     synthetic: int = typer.Option(0, help="also run on a synthetic corpus of this many fragments (e.g. 10000)"),
+    compare: list[str] = typer.Option([], help="also time these judges on the same pairs (e.g. llm, trained+llm)"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Pipeline throughput on the demo corpus (and a synthetic one) and its share of time inside the models."""
@@ -142,7 +143,7 @@ def bench_pipeline(
     settings = settings_from_env()
     corpus = settings.config_dir / "examples" / "corpus"
     claims = [q["claim"] for q in json.loads((corpus / "questions.json").read_text(encoding="utf-8"))]
-    results = [run_pipeline_bench(settings, corpus, claims, "demo corpus")]
+    results = [run_pipeline_bench(settings, corpus, claims, "demo corpus", compare)]
     if synthetic:
         with tempfile.TemporaryDirectory(prefix="lyra-synthetic-") as folder:
             write_synthetic_corpus(Path(folder), synthetic)
@@ -152,6 +153,7 @@ def bench_pipeline(
                     Path(folder),
                     ["Drug A lowers blood pressure.", "The reading app improves test scores."],
                     f"synthetic {synthetic:,} fragments",
+                    compare,
                 )
             )
     if as_json:
@@ -184,3 +186,9 @@ def bench_pipeline(
             f"{r.raw_judge_pairs_per_second:.2f}",
         )
     out.print(table)
+    for r in results:
+        for variant, rate in r.compared_judges_pairs_per_second.items():
+            out.print(
+                f"{r.corpus}: judge '{variant}' on the same {r.pairs_judged} pairs: {rate:.2f} pairs/s "
+                f"(the configured judge: {r.raw_judge_pairs_per_second:.2f})"
+            )

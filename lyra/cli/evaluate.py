@@ -10,7 +10,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from lyra.cli.common import err, handle_errors, out, settings_from_env
-from lyra.services.evaluation import LABELS, Split, evaluate_judge, fit_stance_combiner
+from lyra.services.evaluation import LABELS, Split, evaluate_judge, fit_stance_combiner, judge_settings
 
 eval_app = typer.Typer(help="Measure the models on labelled data.", no_args_is_help=True)
 
@@ -46,11 +46,15 @@ def eval_fit_stance(
 def eval_nli(
     dataset: Path = typer.Option(Path("config/eval/nli_stance_set.jsonl"), "--set", help="labelled JSONL"),
     limit: int | None = typer.Option(None, min=1, help="only the first N pairs"),
+    per_label: int | None = typer.Option(None, min=1, help="only the first N pairs of each gold label"),
     split: str = typer.Option(
         "all",
         help="all | dev (even lines) | test (odd lines) | heldout (claims in the held-out fold) | fit (other folds)",
     ),
     mode: str | None = typer.Option(None, help="override LYRA_STANCE_MODE: hybrid | two_question | three_way"),
+    judge: str | None = typer.Option(
+        None, help="a named judge: trained | trained+llm | llm | llm-two-question | llm-three-way"
+    ),
     no_gate: bool = typer.Option(False, "--no-gate", help="disable the relevance gate"),
     whole_premise: bool = typer.Option(False, "--whole-premise", help="show the whole premise to the judge"),
     no_calibration: bool = typer.Option(False, "--no-calibration"),
@@ -68,9 +72,13 @@ def eval_nli(
     if whole_premise:
         overrides["stance_premise_sentences"] = None
     settings = settings.model_copy(update=overrides)
+    if judge is not None:
+        settings = judge_settings(settings, judge)
     with Progress(console=err, transient=True) as bar:
         task = bar.add_task("judging", total=None)
-        result = evaluate_judge(settings, dataset, chosen, limit, progress=lambda n: bar.advance(task, n))
+        result = evaluate_judge(
+            settings, dataset, chosen, limit, progress=lambda n: bar.advance(task, n), per_label=per_label
+        )
     if as_json:
         print(result.model_dump_json(indent=2))
         return

@@ -16,9 +16,7 @@ from rich.progress import (
 )
 
 from lyra.cli.common import err, handle_errors, out, settings_from_env
-from lyra.ml.factory import Models, stance_base_path
-from lyra.ml.stance_training import TrainingConfig
-from lyra.services.training import train_stance
+from lyra.services.training import TrainingConfig, train_stance_judge
 
 train_app = typer.Typer(help="Train the shipped models from labelled data.", no_args_is_help=True)
 
@@ -72,18 +70,8 @@ def train_stance_command(
                 tasks[stage] = bar.add_task(stage, total=total)
             bar.advance(tasks[stage], advance)
 
-        summary = train_stance(
-            files or _DEFAULT_FILES,
-            output or settings.stance_model_dir,
-            stance_base_path(settings),
-            "sentence-transformers/all-MiniLM-L6-v2"
-            if settings.stance_base_model.startswith("builtin:")
-            else settings.stance_base_model,
-            config,
-            threads=settings.llm_threads,
-            combiner_only=combiner_only,
-            llm_judge=Models(settings).llm_questions() if with_llm else None,
-            tick=tick,
+        summary = train_stance_judge(
+            settings, files or _DEFAULT_FILES, output, config, combiner_only=combiner_only, with_llm=with_llm, tick=tick
         )
     out.print(
         f"wrote {summary.output}: {summary.artifact_bytes / 1e6:.1f} MB, sha256 {summary.artifact_sha256[:16]}…; "

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import cached_property
 
+from lyra.core.errors import ConfigError
 from lyra.core.settings import Settings
 from lyra.ml.cache import AnswerCache
 from lyra.ml.embedder import BUILTIN_MINILM, SentenceTransformerEmbedder
@@ -13,6 +14,21 @@ from lyra.ml.nli import CrossEncoderJudge, LLMStanceJudge, StanceJudgeConfig
 from lyra.ml.protocols import LLM, Embedder, NLIJudge
 from lyra.ml.stance_judge import TrainedStanceJudge
 from lyra.ml.weights import GGUF_MODEL_ID, assembled_gguf, builtin_minilm_path
+
+# Named stance judges (`lyra eval nli --judge`, `lyra bench pipeline --compare`): the settings each one means.
+JUDGE_VARIANTS: dict[str, dict[str, object]] = {
+    "trained": {"nli_backend": "trained", "stance_use_llm": False},
+    "trained+llm": {"nli_backend": "trained", "stance_use_llm": True},
+    "llm": {"nli_backend": "llm", "stance_mode": "hybrid"},
+    "llm-two-question": {"nli_backend": "llm", "stance_mode": "two_question"},
+    "llm-three-way": {"nli_backend": "llm", "stance_mode": "three_way"},
+}
+
+
+def judge_settings(settings: Settings, variant: str) -> Settings:
+    if variant not in JUDGE_VARIANTS:
+        raise ConfigError(f"unknown judge {variant!r}; choose one of {', '.join(JUDGE_VARIANTS)}")
+    return settings.model_copy(update=JUDGE_VARIANTS[variant])
 
 
 def stance_base_path(settings: Settings) -> str:

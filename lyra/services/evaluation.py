@@ -14,13 +14,21 @@ import numpy as np
 from lyra.core.errors import ConfigError
 from lyra.core.settings import Settings
 from lyra.ml.evaluation import HELD_OUT_FOLD, LabelledPair, NLIEvaluation, claim_fold, evaluate, load_pairs
-from lyra.ml.factory import Models
+from lyra.ml.factory import JUDGE_VARIANTS, Models, judge_settings
 from lyra.ml.nli import LLMStanceJudge
 from lyra.ml.protocols import LABELS
 from lyra.ml.stance_features import StanceCombiner
 from lyra.ml.stance_training import role_of
 
-__all__ = ["LABELS", "NLIEvaluation", "Split", "evaluate_judge", "fit_stance_combiner"]
+__all__ = [
+    "JUDGE_VARIANTS",
+    "LABELS",
+    "NLIEvaluation",
+    "Split",
+    "evaluate_judge",
+    "fit_stance_combiner",
+    "judge_settings",
+]
 
 Split = Literal["all", "dev", "test", "fit", "heldout"]
 Tick = Callable[[int], None]
@@ -37,10 +45,24 @@ def _split(pairs: list[LabelledPair], split: Split) -> list[LabelledPair]:
 
 
 def evaluate_judge(
-    settings: Settings, dataset: Path, split: Split = "all", limit: int | None = None, progress: Tick | None = None
+    settings: Settings,
+    dataset: Path,
+    split: Split = "all",
+    limit: int | None = None,
+    progress: Tick | None = None,
+    per_label: int | None = None,
 ) -> NLIEvaluation:
-    """Accuracy, macro-F1, confusion, Brier and ECE of the judge ``settings`` configure, on ``dataset``."""
+    """Accuracy, macro-F1, confusion, Brier and ECE of the judge ``settings`` configure, on ``dataset``.
+    ``per_label``: only the first N pairs of each gold label (in file order), a balanced sample."""
     pairs = _split(load_pairs(dataset), split)
+    if per_label:
+        seen: dict[str, int] = {}
+        balanced: list[LabelledPair] = []
+        for pair in pairs:
+            seen[pair.label] = seen.get(pair.label, 0) + 1
+            if seen[pair.label] <= per_label:
+                balanced.append(pair)
+        pairs = balanced
     pairs = pairs[:limit] if limit else pairs
     judge = Models(settings).nli
     return evaluate(judge, pairs, progress=progress)

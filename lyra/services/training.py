@@ -18,12 +18,16 @@ import numpy as np
 from pydantic import BaseModel
 
 from lyra.core.errors import InvalidInputError
+from lyra.core.settings import Settings
 from lyra.ml.evaluation import LabelledPair, load_pairs
+from lyra.ml.factory import Models, stance_base_path
 from lyra.ml.nli import LLMStanceJudge
 from lyra.ml.stance_features import StanceCombiner
 from lyra.ml.stance_judge import LLM_FEATURES, MANIFEST, TENSORS, StanceArtifact, TrainedStanceJudge
 from lyra.ml.stance_training import PAIR_FEATURES, Row, TrainingConfig, role_of, sentence_rows
 from lyra.ml.stance_training import train_network as _train_network
+
+__all__ = ["TrainingConfig", "TrainingSummary", "train_stance", "train_stance_judge"]
 
 log = logging.getLogger(__name__)
 Tick = Callable[[str, int, int | None], None]  # (stage, advance, total)
@@ -67,6 +71,30 @@ def pair_feature_rows(
         if tick is not None:
             tick(stage, len(chunk), None)
     return np.concatenate(rows)
+
+
+def train_stance_judge(
+    settings: Settings,
+    files: Sequence[Path],
+    output: Path | None,
+    config: TrainingConfig,
+    combiner_only: bool = False,
+    with_llm: bool = False,
+    tick: Tick | None = None,
+) -> TrainingSummary:
+    """:func:`train_stance` with the base encoder, threads and (``with_llm``) the LLM that ``settings`` name."""
+    builtin = settings.stance_base_model.startswith("builtin:")
+    return train_stance(
+        files,
+        output or settings.stance_model_dir,
+        stance_base_path(settings),
+        "sentence-transformers/all-MiniLM-L6-v2" if builtin else settings.stance_base_model,
+        config,
+        threads=settings.llm_threads,
+        combiner_only=combiner_only,
+        llm_judge=Models(settings).llm_questions() if with_llm else None,
+        tick=tick,
+    )
 
 
 def train_stance(
