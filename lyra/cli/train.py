@@ -38,10 +38,14 @@ def train_stance_command(
     trainable_layers: int = typer.Option(3, min=1, max=12, help="top encoder layers that are trained"),
     max_length: int = typer.Option(96, min=16, max=512, help="tokens of claim + sentence"),
     seed: int = typer.Option(0),
+    combiner_l2: float = typer.Option(0.01, min=0.0, max=10.0, help="L2 penalty of the combiners"),
     no_negation: bool = typer.Option(False, "--no-negation", help="no rule-negated claims in training"),
     combiner_only: bool = typer.Option(False, "--combiner-only", help="keep the network, refit the combiner"),
     with_llm: bool = typer.Option(
         False, "--with-llm", help="also fit the combiner that reads the local LLM's answers (two questions a pair)"
+    ),
+    llm_per_label: int | None = typer.Option(
+        None, min=5, help="fit the LLM combiner on the first N calibration pairs of each label (cost bound)"
     ),
 ) -> None:
     """Train the sentence-level stance network (claim folds 2-4) and fit its calibrated combiner (fold 1);
@@ -53,6 +57,7 @@ def train_stance_command(
         trainable_layers=trainable_layers,
         max_length=max_length,
         seed=seed,
+        combiner_l2=combiner_l2,
         negation_augment=not no_negation,
     )
     columns = (
@@ -71,7 +76,14 @@ def train_stance_command(
             bar.advance(tasks[stage], advance)
 
         summary = train_stance_judge(
-            settings, files or _DEFAULT_FILES, output, config, combiner_only=combiner_only, with_llm=with_llm, tick=tick
+            settings,
+            files or _DEFAULT_FILES,
+            output,
+            config,
+            combiner_only=combiner_only,
+            with_llm=with_llm,
+            tick=tick,
+            llm_per_label=llm_per_label,
         )
     out.print(
         f"wrote {summary.output}: {summary.artifact_bytes / 1e6:.1f} MB, sha256 {summary.artifact_sha256[:16]}…; "

@@ -63,10 +63,10 @@ class Settings(BaseSettings):
 
     # --- models (offline defaults; any Hugging Face id or local folder works where one is named)
     embedder_model: str = "builtin:all-MiniLM-L6-v2"
-    nli_backend: Literal["trained", "llm", "cross-encoder"] = "llm"
+    nli_backend: Literal["trained", "llm", "cross-encoder"] = "trained"
     stance_model_dir: Path = PROJECT_ROOT / "config" / "stance"  # the trained judge (`lyra train stance`)
     stance_base_model: str = "builtin:all-MiniLM-L6-v2"  # the encoder the trained judge was fine-tuned from
-    stance_use_llm: bool = False  # the trained judge also asks the local LLM about the decisive sentences
+    stance_use_llm: bool = True  # the trained judge also asks the local LLM about the decisive sentences
     nli_model: str = "cross-encoder/nli-deberta-v3-small"
     llm_provider: Literal["auto", "embedded", "ollama"] = "auto"
     ollama_host: str | None = Field(default=None, validation_alias=AliasChoices("OLLAMA_HOST", "LYRA_OLLAMA_HOST"))

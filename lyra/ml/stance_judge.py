@@ -35,16 +35,15 @@ from lyra.ml.stance_training import PAIR_FEATURES, pair_features
 
 MANIFEST = "manifest.json"
 TENSORS = "stance_head.safetensors"
-LLM_FEATURES = (
-    *PAIR_FEATURES,
-    "llm_true",
-    "llm_false",
+CUE_FEATURES = (
     "null_finding",
     "null_x_positive_claim",
     "null_x_negative_claim",
     "direction_agrees",
     "direction_conflicts",
 )
+PLAIN_FEATURES = (*PAIR_FEATURES, *CUE_FEATURES)  # the network's view + cues read from the decisive sentences
+LLM_FEATURES = (*PAIR_FEATURES, "llm_true", "llm_false", *CUE_FEATURES)  # + the LLM's two answers
 DECISIVE_SENTENCES = 3  # sentences shown to the LLM: the ones the network found least neutral
 
 
@@ -54,15 +53,14 @@ def decisive_passage(sentences: Sequence[str], probs: np.ndarray, k: int = DECIS
     return " ".join(sentences[i] for i in keep)
 
 
-def llm_features(base: np.ndarray, llm_true: float, llm_false: float, passage: str, claim: str) -> np.ndarray:
-    """The LLM-augmented feature vector (:data:`LLM_FEATURES`) of one pair."""
+def cue_features(passage: str, claim: str) -> list[float]:
+    """:data:`CUE_FEATURES` read from the decisive passage: null findings and the direction of the effect."""
     null = null_finding_score(passage)
     negative = 1.0 if claim_is_negative(claim) else 0.0
     claim_direction, evidence_direction = direction(claim), direction(passage)
     agrees = 1.0 if claim_direction and claim_direction == evidence_direction else 0.0
     conflicts = 1.0 if claim_direction and evidence_direction == -claim_direction else 0.0
-    extra = [llm_true, llm_false, null, null * (1.0 - negative), null * negative, agrees, conflicts]
-    return np.concatenate([base, np.asarray(extra, dtype=float)])
+    return [null, null * (1.0 - negative), null * negative, agrees, conflicts]
 
 
 @dataclass(frozen=True)
@@ -98,7 +96,7 @@ class StanceArtifact:
                 f"the stance artifact in {self.folder} has no combiner fitted with the LLM's answers",
                 hint="run `lyra train stance --combiner-only --with-llm`, or set LYRA_STANCE_USE_LLM=false",
             )
-        names = LLM_FEATURES if with_llm else PAIR_FEATURES
+        names = LLM_FEATURES if with_llm else PLAIN_FEATURES
         try:
             return StanceCombiner.from_dict(self.manifest[key], names, source=str(self.folder))
         except ValueError as exc:
@@ -157,13 +155,13 @@ class TrainedStanceJudge:
         """The combiner's input for each pair (asks the LLM when one is attached)."""
         rows: list[np.ndarray] = []
         for (_, claim), (sentences, probs) in zip(pairs, self.sentence_probabilities(pairs), strict=True):
-            base = pair_features(probs)
-            if self.llm_judge is None:
-                rows.append(base)
-                continue
             passage = decisive_passage(sentences, probs)
+            cues = cue_features(passage, claim)
+            if self.llm_judge is None:
+                rows.append(np.asarray([*pair_features(probs), *cues]))
+                continue
             llm_true, llm_false = self.llm_judge.yes_no(passage, claim)
-            rows.append(llm_features(base, llm_true, llm_false, passage, claim))
+            rows.append(np.asarray([*pair_features(probs), llm_true, llm_false, *cues]))
         return np.stack(rows)
 
     def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIResult]:

@@ -44,6 +44,7 @@ class TrainingConfig:
     neutral_sentences: int = 1  # non-rationale sentences sampled per pair as NEUTRAL rows
     negation_augment: bool = True
     seed: int = 0
+    combiner_l2: float = 0.01  # L2 penalty of the pair-level combiners (fitted on the calibration fold)
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -104,6 +105,17 @@ def sentence_rows(pairs: Sequence[LabelledPair], config: TrainingConfig) -> list
             rows.append(Row(pair.hypothesis, pair.premise, label))
     rng.shuffle(rows)
     return rows
+
+
+def first_per_label(pairs: Sequence[LabelledPair], count: int) -> list[LabelledPair]:
+    """The first ``count`` pairs of each gold label, in their order: a balanced sample."""
+    seen: dict[str, int] = {}
+    chosen: list[LabelledPair] = []
+    for pair in pairs:
+        seen[pair.label] = seen.get(pair.label, 0) + 1
+        if seen[pair.label] <= count:
+            chosen.append(pair)
+    return chosen
 
 
 def length_batches(rows: Sequence[Row], size: int, rng: random.Random) -> list[list[Row]]:

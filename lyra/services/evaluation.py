@@ -18,7 +18,7 @@ from lyra.ml.factory import JUDGE_VARIANTS, Models, judge_settings
 from lyra.ml.nli import LLMStanceJudge
 from lyra.ml.protocols import LABELS
 from lyra.ml.stance_features import StanceCombiner
-from lyra.ml.stance_training import role_of
+from lyra.ml.stance_training import first_per_label, role_of
 
 __all__ = [
     "JUDGE_VARIANTS",
@@ -56,13 +56,7 @@ def evaluate_judge(
     ``per_label``: only the first N pairs of each gold label (in file order), a balanced sample."""
     pairs = _split(load_pairs(dataset), split)
     if per_label:
-        seen: dict[str, int] = {}
-        balanced: list[LabelledPair] = []
-        for pair in pairs:
-            seen[pair.label] = seen.get(pair.label, 0) + 1
-            if seen[pair.label] <= per_label:
-                balanced.append(pair)
-        pairs = balanced
+        pairs = first_per_label(pairs, per_label)
     pairs = pairs[:limit] if limit else pairs
     judge = Models(settings).nli
     return evaluate(judge, pairs, progress=progress)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -47,6 +47,7 @@ class CategorySource(Protocol):
 T = TypeVar("T")
 Progress = Callable[[str, int], None]  # (counter name, increment)
 EXACT_COSINE = 0.9999
+JUDGE_BATCH = 16  # pairs given to the judge at once
 
 
 @dataclass
@@ -373,6 +374,29 @@ class IngestService:
             return self.domains.weight("unverified")
 
     # ----------------------------------------------------------------- judging
+    def _judged(
+        self, pairs: list[tuple[dict[str, Any], dict[str, Any]]], report: IngestReport, timer: _Timer
+    ) -> Iterator[tuple[tuple[dict[str, Any], dict[str, Any]], NLIResult]]:
+        """Judge the (claim, fragment) pairs in batches (the trained judge reads a batch's sentences together);
+        a batch that fails is judged again pair by pair, so one bad pair is skipped with its reason, not the rest."""
+        for first in range(0, len(pairs), JUDGE_BATCH):
+            batch = pairs[first : first + JUDGE_BATCH]
+            texts = [(fragment["text"], claim["text"]) for claim, fragment in batch]
+            try:
+                results: list[NLIResult] | None = timer.run(partial(self.judge.judge, texts))
+            except LyraError:
+                results = None
+            if results is not None:
+                yield from zip(batch, results, strict=True)
+                continue
+            for pair, text in zip(batch, texts, strict=True):
+                try:
+                    yield pair, timer.run(partial(self.judge.judge, [text]))[0]
+                except LyraError as exc:
+                    claim, fragment = pair
+                    item = f"pair {fragment['id']} / {claim['claim_id']}"
+                    report.skipped.append(SkippedItem(item=item, reason=str(exc)))
+
     def _judge_claims(
         self, task_id: str, fragment_ids: list[str], report: IngestReport, timer: _Timer, tick: Progress
     ) -> None:
@@ -396,12 +420,7 @@ class IngestService:
         hits_before = cache.hits if cache else 0
         calibrator, calibrator_version = self.calibrator() if self.calibrator else (None, None)
         edges: list[dict[str, Any]] = []
-        for claim, fragment in pairs:
-            try:
-                result: NLIResult = timer.run(partial(self.judge.judge, [(fragment["text"], claim["text"])]))[0]
-            except LyraError as exc:
-                report.skipped.append(SkippedItem(item=f"pair {fragment['id']} / {claim['claim_id']}", reason=str(exc)))
-                continue
+        for (claim, fragment), result in self._judged(pairs, report, timer):
             report.pairs_judged += 1
             tick("pairs", 1)
             confidence = result.confidence

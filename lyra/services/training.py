@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import random
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,8 +24,8 @@ from lyra.ml.evaluation import LabelledPair, load_pairs
 from lyra.ml.factory import Models, stance_base_path
 from lyra.ml.nli import LLMStanceJudge
 from lyra.ml.stance_features import StanceCombiner
-from lyra.ml.stance_judge import LLM_FEATURES, MANIFEST, TENSORS, StanceArtifact, TrainedStanceJudge
-from lyra.ml.stance_training import PAIR_FEATURES, Row, TrainingConfig, role_of, sentence_rows
+from lyra.ml.stance_judge import LLM_FEATURES, MANIFEST, PLAIN_FEATURES, TENSORS, StanceArtifact, TrainedStanceJudge
+from lyra.ml.stance_training import Row, TrainingConfig, first_per_label, role_of, sentence_rows
 from lyra.ml.stance_training import train_network as _train_network
 
 __all__ = ["TrainingConfig", "TrainingSummary", "train_stance", "train_stance_judge"]
@@ -81,6 +82,7 @@ def train_stance_judge(
     combiner_only: bool = False,
     with_llm: bool = False,
     tick: Tick | None = None,
+    llm_per_label: int | None = None,
 ) -> TrainingSummary:
     """:func:`train_stance` with the base encoder, threads and (``with_llm``) the LLM that ``settings`` name."""
     builtin = settings.stance_base_model.startswith("builtin:")
@@ -94,6 +96,7 @@ def train_stance_judge(
         combiner_only=combiner_only,
         llm_judge=Models(settings).llm_questions() if with_llm else None,
         tick=tick,
+        llm_per_label=llm_per_label,
     )
 
 
@@ -107,9 +110,11 @@ def train_stance(
     combiner_only: bool = False,
     llm_judge: LLMStanceJudge | None = None,
     tick: Tick | None = None,
+    llm_per_label: int | None = None,
 ) -> TrainingSummary:
     """Train (or, with ``combiner_only``, only refit the combiner of) the stance judge in ``output``; with
-    ``llm_judge`` also fit the combiner that reads the LLM's answers (slow: two LLM questions per pair)."""
+    ``llm_judge`` also fit the combiner that reads the LLM's answers (slow: two LLM questions per pair), on the
+    first ``llm_per_label`` calibration pairs of each label when given."""
     import torch
     from safetensors.torch import save_file
 
@@ -172,12 +177,19 @@ def train_stance(
     )
     judge = TrainedStanceJudge(output, base, threads=threads, fitting=True)
     xs = pair_feature_rows(judge, calibration, "combiner", tick)
-    manifest["combiner"] = StanceCombiner.fit(xs, labels, feature_names=PAIR_FEATURES).to_dict(note)
+    manifest["combiner"] = StanceCombiner.fit(xs, labels, l2=config.combiner_l2, feature_names=PLAIN_FEATURES).to_dict(
+        note
+    )
     if llm_judge is not None:
         judge.llm_judge = llm_judge
-        xs = pair_feature_rows(judge, calibration, "combiner with the LLM", tick)
-        combiner = StanceCombiner.fit(xs, labels, feature_names=LLM_FEATURES)
-        manifest["combiner_llm"] = combiner.to_dict(f"{note}; LLM {llm_judge.model_id}")
+        # a seeded shuffle first, so a bounded sample mixes the data sets the way the whole fold does
+        mixed = random.Random(config.seed).sample(calibration, len(calibration))
+        chosen = first_per_label(mixed, llm_per_label) if llm_per_label else calibration
+        xs = pair_feature_rows(judge, chosen, "combiner with the LLM", tick)
+        combiner = StanceCombiner.fit(xs, [p.label for p in chosen], l2=config.combiner_l2, feature_names=LLM_FEATURES)
+        sample = f" ({llm_per_label} of each label, seeded sample)" if llm_per_label else ""
+        note_llm = f"fitted on {len(chosen)} pairs of the calibration fold{sample}; LLM {llm_judge.model_id}"
+        manifest["combiner_llm"] = combiner.to_dict(note_llm)
     manifest["pairs_by_role"] = {role: len(pairs) for role, pairs in roles.items()}
     (output / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     artifact_info = manifest["artifact"]

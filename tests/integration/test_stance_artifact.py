@@ -1,0 +1,103 @@
+"""The shipped stance judge (config/stance/): its hashes are checked at load, it judges real pairs the way it was
+trained, and `lyra eval nli` runs on a 30-pair slice of real held-out pairs (real weights, no fakes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lyra.core.errors import ConfigError
+from lyra.core.settings import Settings
+from lyra.ml.evaluation import evaluate, load_pairs
+from lyra.ml.factory import Models, stance_base_path
+from lyra.ml.stance_judge import MANIFEST, TENSORS, StanceArtifact, TrainedStanceJudge
+from lyra.ml.stance_net import sha256_of
+from tests.integration.helpers import ROOT
+
+pytestmark = [pytest.mark.models]
+SHIPPED = ROOT / "config" / "stance"
+DATA = ROOT / "tests" / "data"
+
+
+def trained_settings(**extra: object) -> Settings:
+    return Settings().model_copy(update={"nli_backend": "trained", "stance_use_llm": False, **extra})
+
+
+def test_the_shipped_artifact_matches_its_manifest_and_records_how_it_was_made() -> None:
+    artifact = StanceArtifact.read(SHIPPED)
+    assert sha256_of(SHIPPED / TENSORS) == artifact.sha256
+    training = artifact.manifest["training"]
+    assert {f["name"] for f in training["files"]} == {"scifact_train.jsonl", "check_covid_train.jsonl"}
+    assert all(len(f["sha256"]) == 64 for f in training["files"])
+    assert training["config"]["seed"] == 0
+    assert (SHIPPED / TENSORS).stat().st_size < 20_000_000  # small enough for the repository
+
+
+def test_the_shipped_judge_is_far_above_chance_on_pairs_it_was_trained_on() -> None:
+    judge = Models(trained_settings()).nli
+    assert isinstance(judge, TrainedStanceJudge)
+    result = evaluate(judge, load_pairs(DATA / "stance_scifact_train_30.jsonl"))
+    assert result.accuracy >= 0.6, result.confusion  # chance is 1/3; a random head scores about that
+    for pair_probs in json.loads(result.model_dump_json())["per_class"].values():
+        assert 0.0 <= pair_probs["recall"] <= 1.0
+
+
+def test_a_tampered_artifact_or_a_different_base_is_refused(tmp_path: Path) -> None:
+    copy = tmp_path / "stance"
+    shutil.copytree(SHIPPED, copy)
+    data = bytearray((copy / TENSORS).read_bytes())
+    data[-1] ^= 0x01
+    (copy / TENSORS).write_bytes(bytes(data))
+    judge = TrainedStanceJudge(copy, stance_base_path(trained_settings()))
+    with pytest.raises(ConfigError, match="refusing to load"):
+        judge.judge([("Masks reduced transmission.", "Masks reduce transmission.")])
+    shutil.copy(SHIPPED / TENSORS, copy / TENSORS)
+    manifest = json.loads((copy / MANIFEST).read_text())
+    manifest["base"]["sha256"] = "0" * 64
+    (copy / MANIFEST).write_text(json.dumps(manifest))
+    judge = TrainedStanceJudge(copy, stance_base_path(trained_settings()))
+    with pytest.raises(ConfigError, match="refusing to mix"):
+        judge.judge([("Masks reduced transmission.", "Masks reduce transmission.")])
+    with pytest.raises(ConfigError, match="no trained stance judge"):
+        TrainedStanceJudge(tmp_path / "empty", stance_base_path(trained_settings()))
+
+
+def test_eval_nli_on_a_slice_of_real_held_out_pairs_reports_every_figure() -> None:
+    command = [
+        sys.executable, "-m", "lyra", "eval", "nli",
+        "--set", str(DATA / "stance_check_covid_dev_30.jsonl"), "--json",
+    ]  # fmt: skip
+    env = {**os.environ, "LYRA_NLI_BACKEND": "trained", "LYRA_STANCE_USE_LLM": "false"}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env, cwd=ROOT, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    assert report["pairs"] == 30 and report["judge"].startswith("stance-minilm:")
+    assert sum(map(sum, report["confusion"])) == 30
+    for key in ("accuracy", "macro_f1", "brier", "ece", "swap_rate"):
+        assert 0.0 <= report[key] <= 2.0, key
+    assert report["pairs_per_second"] > 0.0
+    assert set(report["per_class"]) == {"entailment", "contradiction", "neutral"}
+
+
+def test_the_default_judge_reads_a_clear_finding_and_an_off_topic_passage() -> None:
+    from tests.integration.test_pipeline import CLAIM, OFF_TOPIC, SUPPORT
+
+    judge = Models(Settings()).nli  # the default: the trained judge with the LLM's two answers
+    assert isinstance(judge, TrainedStanceJudge) and judge.llm_judge is not None
+    supported, unrelated = judge.judge([(SUPPORT, CLAIM), (OFF_TOPIC, CLAIM)])
+    assert supported.label == "entailment"
+    assert unrelated.label == "neutral"
+
+
+@pytest.mark.xfail(strict=True, reason="known weakness: a null finding alone is read as NEUTRAL (README)")
+def test_the_default_judge_reads_a_null_finding_as_a_refutation() -> None:
+    from tests.integration.test_pipeline import CLAIM, NULL
+
+    (result,) = Models(Settings()).nli.judge([(NULL, CLAIM)])
+    assert result.label == "contradiction"
