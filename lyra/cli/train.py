@@ -44,6 +44,9 @@ def train_stance_command(
     with_llm: bool = typer.Option(
         False, "--with-llm", help="also fit the combiner that reads the local LLM's answers (two questions a pair)"
     ),
+    extra_calibration: list[Path] = typer.Option(
+        [], "--calibration-extra", help="labelled JSONL added whole to the combiners' fitting pairs"
+    ),
     llm_per_label: int | None = typer.Option(
         None, min=5, help="fit the LLM combiner on the first N calibration pairs of each label (cost bound)"
     ),
@@ -84,6 +87,7 @@ def train_stance_command(
             with_llm=with_llm,
             tick=tick,
             llm_per_label=llm_per_label,
+            extra_calibration=extra_calibration,
         )
     out.print(
         f"wrote {summary.output}: {summary.artifact_bytes / 1e6:.1f} MB, sha256 {summary.artifact_sha256[:16]}…; "

@@ -136,14 +136,19 @@ class TrainedStanceJudge:
                 self._net = load_network(self.artifact, self._base, self._threads)
             return self._net
 
+    def network_probabilities(self, claims: Sequence[str], sentences: Sequence[str]) -> np.ndarray:
+        """The network's (n x 3) probabilities for (claim, sentence) rows."""
+        net = self._load()
+        with self._lock:  # torch modules are not re-entrant across threads
+            probs: np.ndarray = net.probabilities(claims, sentences, self._max_length, self._batch_size)
+        return probs
+
     def sentence_probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[list[str], np.ndarray]]:
         """Per pair, its premise's sentences and their (sentences x 3) probabilities from the network."""
-        net = self._load()
         split = [split_sentences(premise) or [premise] for premise, _ in pairs]
         claims = [claim for (_, claim), sentences in zip(pairs, split, strict=True) for _ in sentences]
         flat = [sentence for sentences in split for sentence in sentences]
-        with self._lock:  # torch modules are not re-entrant across threads
-            probs = net.probabilities(claims, flat, self._max_length, self._batch_size)
+        probs = self.network_probabilities(claims, flat)
         out: list[tuple[list[str], np.ndarray]] = []
         start = 0
         for sentences in split:

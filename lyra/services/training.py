@@ -83,6 +83,7 @@ def train_stance_judge(
     with_llm: bool = False,
     tick: Tick | None = None,
     llm_per_label: int | None = None,
+    extra_calibration: Sequence[Path] = (),
 ) -> TrainingSummary:
     """:func:`train_stance` with the base encoder, threads and (``with_llm``) the LLM that ``settings`` name."""
     builtin = settings.stance_base_model.startswith("builtin:")
@@ -97,6 +98,7 @@ def train_stance_judge(
         llm_judge=Models(settings).llm_questions() if with_llm else None,
         tick=tick,
         llm_per_label=llm_per_label,
+        extra_calibration=extra_calibration,
     )
 
 
@@ -111,10 +113,12 @@ def train_stance(
     llm_judge: LLMStanceJudge | None = None,
     tick: Tick | None = None,
     llm_per_label: int | None = None,
+    extra_calibration: Sequence[Path] = (),
 ) -> TrainingSummary:
     """Train (or, with ``combiner_only``, only refit the combiner of) the stance judge in ``output``; with
     ``llm_judge`` also fit the combiner that reads the LLM's answers (slow: two LLM questions per pair), on the
-    first ``llm_per_label`` calibration pairs of each label when given."""
+    first ``llm_per_label`` calibration pairs of each label when given. ``extra_calibration`` files are added whole
+    to the combiners' fitting pairs (never to the network's)."""
     import torch
     from safetensors.torch import save_file
 
@@ -170,13 +174,14 @@ def train_stance(
         }
         (output / MANIFEST).write_text(json.dumps({**manifest, "combiner": {}}, indent=2) + "\n", encoding="utf-8")
     # the combiners are fitted on what the shipped (float16) tensors give, not on the float32 training copy
+    extra = [pair for path in extra_calibration for pair in load_pairs(path)]
     calibration = roles["calibration"]
-    labels = [p.label for p in calibration]
-    note = f"fitted on {len(calibration)} pairs of the calibration fold (claim fold 1) of " + ", ".join(
-        p.name for p in files
-    )
+    labels = [p.label for p in calibration] + [p.label for p in extra]
+    sources = ", ".join(p.name for p in files) + "".join(f" + all of {p.name}" for p in extra_calibration)
+    l2 = f"L2 {config.combiner_l2}"
+    note = f"fitted on {len(labels)} pairs: the calibration fold (claim fold 1) of {sources}; {l2}"
     judge = TrainedStanceJudge(output, base, threads=threads, fitting=True)
-    xs = pair_feature_rows(judge, calibration, "combiner", tick)
+    xs = pair_feature_rows(judge, [*calibration, *extra], "combiner", tick)
     manifest["combiner"] = StanceCombiner.fit(xs, labels, l2=config.combiner_l2, feature_names=PLAIN_FEATURES).to_dict(
         note
     )
@@ -184,11 +189,12 @@ def train_stance(
         judge.llm_judge = llm_judge
         # a seeded shuffle first, so a bounded sample mixes the data sets the way the whole fold does
         mixed = random.Random(config.seed).sample(calibration, len(calibration))
-        chosen = first_per_label(mixed, llm_per_label) if llm_per_label else calibration
+        chosen = [*(first_per_label(mixed, llm_per_label) if llm_per_label else calibration), *extra]
         xs = pair_feature_rows(judge, chosen, "combiner with the LLM", tick)
         combiner = StanceCombiner.fit(xs, [p.label for p in chosen], l2=config.combiner_l2, feature_names=LLM_FEATURES)
         sample = f" ({llm_per_label} of each label, seeded sample)" if llm_per_label else ""
-        note_llm = f"fitted on {len(chosen)} pairs of the calibration fold{sample}; LLM {llm_judge.model_id}"
+        added = "".join(f" + all of {p.name}" for p in extra_calibration)
+        note_llm = f"fitted on {len(chosen)} pairs: the calibration fold{sample}{added}; {l2}; LLM {llm_judge.model_id}"
         manifest["combiner_llm"] = combiner.to_dict(note_llm)
     manifest["pairs_by_role"] = {role: len(pairs) for role, pairs in roles.items()}
     (output / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")

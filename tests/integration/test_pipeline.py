@@ -62,11 +62,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def pipeline(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Services]:
     state = tmp_path_factory.mktemp("state")
-    # The labels below were written for the LLM hybrid judge, which reads these canonical cases right. The default
-    # trained judge is measured on real pairs instead (test_stance_artifact.py), where it reads the null finding
-    # below as NEUTRAL: a known weakness, kept visible there as a strict xfail.
-    update = {"state_dir": state, "nli_top_k": 3, "nli_backend": "llm"}
-    svc = build_services(settings.model_copy(update=update), apply_schema=False)
+    svc = build_services(settings.model_copy(update={"state_dir": state, "nli_top_k": 3}), apply_schema=False)
     yield svc
     svc.close()
 

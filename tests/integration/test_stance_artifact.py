@@ -16,6 +16,7 @@ from lyra.core.errors import ConfigError
 from lyra.core.settings import Settings
 from lyra.ml.evaluation import evaluate, load_pairs
 from lyra.ml.factory import Models, stance_base_path
+from lyra.ml.protocols import LABELS
 from lyra.ml.stance_judge import MANIFEST, TENSORS, StanceArtifact, TrainedStanceJudge
 from lyra.ml.stance_net import sha256_of
 from tests.integration.helpers import ROOT
@@ -42,10 +43,15 @@ def test_the_shipped_artifact_matches_its_manifest_and_records_how_it_was_made()
 def test_the_shipped_judge_is_far_above_chance_on_pairs_it_was_trained_on() -> None:
     judge = Models(trained_settings()).nli
     assert isinstance(judge, TrainedStanceJudge)
-    result = evaluate(judge, load_pairs(DATA / "stance_scifact_train_30.jsonl"))
-    assert result.accuracy >= 0.6, result.confusion  # chance is 1/3; a random head scores about that
-    for pair_probs in json.loads(result.model_dump_json())["per_class"].values():
-        assert 0.0 <= pair_probs["recall"] <= 1.0
+    pairs = load_pairs(DATA / "stance_scifact_train_30.jsonl")
+    # the network on the rationale sentences it was trained on (47 rows): a random head is right about 1/3 of the time
+    rows = [(p.hypothesis, p.sentences[i], p.label) for p in pairs for i in p.rationale]
+    probs = judge.network_probabilities([c for c, _, _ in rows], [s for _, s, _ in rows])
+    right = sum(LABELS[int(row.argmax())] == label for row, (_, _, label) in zip(probs, rows, strict=True))
+    assert right / len(rows) >= 0.65, f"{right} of {len(rows)}"
+    # the whole judge on the 30 pairs: chance is 1/3, and 15 or more right by chance has a probability of about 0.04
+    result = evaluate(judge, pairs)
+    assert result.accuracy >= 0.5, result.confusion
 
 
 def test_a_tampered_artifact_or_a_different_base_is_refused(tmp_path: Path) -> None:
@@ -85,19 +91,12 @@ def test_eval_nli_on_a_slice_of_real_held_out_pairs_reports_every_figure() -> No
     assert set(report["per_class"]) == {"entailment", "contradiction", "neutral"}
 
 
-def test_the_default_judge_reads_a_clear_finding_and_an_off_topic_passage() -> None:
-    from tests.integration.test_pipeline import CLAIM, OFF_TOPIC, SUPPORT
+def test_the_default_judge_reads_a_finding_a_null_finding_and_an_off_topic_passage() -> None:
+    from tests.integration.test_pipeline import CLAIM, NULL, OFF_TOPIC, SUPPORT
 
     judge = Models(Settings()).nli  # the default: the trained judge with the LLM's two answers
     assert isinstance(judge, TrainedStanceJudge) and judge.llm_judge is not None
-    supported, unrelated = judge.judge([(SUPPORT, CLAIM), (OFF_TOPIC, CLAIM)])
+    supported, refuted, unrelated = judge.judge([(SUPPORT, CLAIM), (NULL, CLAIM), (OFF_TOPIC, CLAIM)])
     assert supported.label == "entailment"
+    assert refuted.label == "contradiction"  # a null finding is the most common refutation in abstracts
     assert unrelated.label == "neutral"
-
-
-@pytest.mark.xfail(strict=True, reason="known weakness: a null finding alone is read as NEUTRAL (README)")
-def test_the_default_judge_reads_a_null_finding_as_a_refutation() -> None:
-    from tests.integration.test_pipeline import CLAIM, NULL
-
-    (result,) = Models(Settings()).nli.judge([(NULL, CLAIM)])
-    assert result.label == "contradiction"
