@@ -113,6 +113,14 @@ def claim_is_negative(claim: str) -> bool:
     return bool(_NEGATIVE_CLAIM.search(claim))
 
 
+def direction_cues(claim: str, evidence: str) -> tuple[float, float]:
+    """(agrees, conflicts): 1.0 when the claim and the evidence speak of a change in the same (opposite) direction."""
+    claim_direction, evidence_direction = direction(claim), direction(evidence)
+    agrees = 1.0 if claim_direction and claim_direction == evidence_direction else 0.0
+    conflicts = 1.0 if claim_direction and evidence_direction == -claim_direction else 0.0
+    return agrees, conflicts
+
+
 def features(
     llm_true: float, llm_false: float, similarities: Sequence[float], sentences: Sequence[str], claim: str
 ) -> np.ndarray:
@@ -122,10 +130,7 @@ def features(
     null = null_finding_score(" ".join(top))
     null_anywhere = null_finding_score(" ".join(sentences))
     negative = 1.0 if claim_is_negative(claim) else 0.0
-    claim_direction = direction(claim)
-    evidence_direction = direction(" ".join(top))
-    agrees = 1.0 if claim_direction and claim_direction == evidence_direction else 0.0
-    conflicts = 1.0 if claim_direction and evidence_direction == -claim_direction else 0.0
+    agrees, conflicts = direction_cues(claim, " ".join(top))
     return np.asarray(
         [
             1.0,

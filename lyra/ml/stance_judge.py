@@ -30,7 +30,7 @@ from lyra.core.errors import ConfigError
 from lyra.core.text import split_sentences
 from lyra.ml.nli import LLMStanceJudge
 from lyra.ml.protocols import LABELS, NLIResult
-from lyra.ml.stance_features import StanceCombiner, claim_is_negative, direction, null_finding_score
+from lyra.ml.stance_features import StanceCombiner, claim_is_negative, direction_cues, null_finding_score
 from lyra.ml.stance_training import PAIR_FEATURES, pair_features
 
 MANIFEST = "manifest.json"
@@ -57,9 +57,7 @@ def cue_features(passage: str, claim: str) -> list[float]:
     """:data:`CUE_FEATURES` read from the decisive passage: null findings and the direction of the effect."""
     null = null_finding_score(passage)
     negative = 1.0 if claim_is_negative(claim) else 0.0
-    claim_direction, evidence_direction = direction(claim), direction(passage)
-    agrees = 1.0 if claim_direction and claim_direction == evidence_direction else 0.0
-    conflicts = 1.0 if claim_direction and evidence_direction == -claim_direction else 0.0
+    agrees, conflicts = direction_cues(claim, passage)
     return [null, null * (1.0 - negative), null * negative, agrees, conflicts]
 
 
@@ -91,7 +89,7 @@ class StanceArtifact:
 
     def combiner(self, with_llm: bool = False) -> StanceCombiner:
         key = "combiner_llm" if with_llm else "combiner"
-        if key not in self.manifest:
+        if key not in self.manifest and with_llm:
             raise ConfigError(
                 f"the stance artifact in {self.folder} has no combiner fitted with the LLM's answers",
                 hint="run `lyra train stance --combiner-only --with-llm`, or set LYRA_STANCE_USE_LLM=false",
