@@ -32,6 +32,7 @@ from lyra.ml.nli import LLMStanceJudge
 from lyra.ml.protocols import LABELS, NLIResult
 from lyra.ml.stance_features import StanceCombiner, claim_is_negative, direction_cues, null_finding_score
 from lyra.ml.stance_training import PAIR_FEATURES, pair_features
+from lyra.ml.weights import sha256_file
 
 MANIFEST = "manifest.json"
 TENSORS = "stance_head.safetensors"
@@ -187,14 +188,14 @@ def load_network(artifact: StanceArtifact, base: str, threads: int | None) -> An
     import torch
     from safetensors.torch import load_file
 
-    from lyra.ml.stance_net import StanceNet, base_weights_file, sha256_of
+    from lyra.ml.stance_net import StanceNet, base_weights_file
 
     if threads:
         torch.set_num_threads(threads)
     tensors_path = artifact.folder / str(artifact.manifest["artifact"].get("file", TENSORS))
     if not tensors_path.is_file():
         raise ConfigError(f"the stance artifact {tensors_path} is missing", hint="run `lyra train stance`")
-    actual = sha256_of(tensors_path)
+    actual = sha256_file(tensors_path)
     if actual != artifact.sha256:
         raise ConfigError(
             f"{tensors_path} has sha256 {actual[:16]}…, the manifest says {artifact.sha256[:16]}…; refusing to load it",
@@ -202,7 +203,7 @@ def load_network(artifact: StanceArtifact, base: str, threads: int | None) -> An
         )
     expected_base = str(artifact.manifest["base"].get("sha256", ""))
     if Path(base).exists() and expected_base:
-        base_actual = sha256_of(base_weights_file(Path(base)))
+        base_actual = sha256_file(base_weights_file(Path(base)))
         if base_actual != expected_base:
             raise ConfigError(
                 f"the stance artifact was trained on base weights {expected_base[:16]}…, "

@@ -9,7 +9,6 @@ weights, whose own sha256 is checked too. This module imports torch; :mod:`lyra.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -22,14 +21,6 @@ from torch import nn
 from lyra.core.errors import ConfigError
 
 ARTIFACT_PREFIXES = ("encoder.encoder.layer.", "head.")
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(8 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def base_weights_file(base: Path) -> Path:

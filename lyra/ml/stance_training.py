@@ -17,12 +17,16 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from lyra.core.text import split_sentences
 from lyra.ml.evaluation import HELD_OUT_FOLD, LabelledPair, claim_fold
 from lyra.ml.protocols import LABELS
+
+if TYPE_CHECKING:  # torch is imported only when a network is trained
+    from lyra.ml.stance_net import StanceNet
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +132,7 @@ def length_batches(rows: Sequence[Row], size: int, rng: random.Random) -> list[l
 
 def train_network(
     rows: Sequence[Row], base: str, config: TrainingConfig, progress: Tick | None = None
-) -> tuple[object, list[float]]:
+) -> tuple[StanceNet, list[float]]:
     """Fine-tune the top layers and head of a :class:`StanceNet` on ``rows``; returns it and the epoch losses."""
     import torch
 

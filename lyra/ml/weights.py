@@ -50,7 +50,8 @@ def _part_paths() -> list[Path]:
     return paths
 
 
-def _sha256(path: Path) -> str:
+def sha256_file(path: Path) -> str:
+    """The sha256 of a file, read in 8 MB blocks."""
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(8 << 20), b""):
@@ -74,7 +75,7 @@ def assembled_gguf(models_dir: Path) -> Path:
                 for block in iter(lambda s=src: s.read(8 << 20), b""):  # type: ignore[misc]
                     out.write(block)
     size = tmp.stat().st_size
-    digest = _sha256(tmp)
+    digest = sha256_file(tmp)
     if size != GGUF_SIZE or not digest.startswith(GGUF_SHA256_PREFIX):
         tmp.unlink(missing_ok=True)
         raise ConfigError(

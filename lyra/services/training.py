@@ -27,6 +27,7 @@ from lyra.ml.stance_features import StanceCombiner
 from lyra.ml.stance_judge import LLM_FEATURES, MANIFEST, PLAIN_FEATURES, TENSORS, StanceArtifact, TrainedStanceJudge
 from lyra.ml.stance_training import Row, TrainingConfig, first_per_label, role_of, sentence_rows
 from lyra.ml.stance_training import train_network as _train_network
+from lyra.ml.weights import sha256_file
 
 __all__ = ["TrainingConfig", "TrainingSummary", "train_stance", "train_stance_judge"]
 
@@ -43,12 +44,6 @@ class TrainingSummary(BaseModel):
     epoch_losses: list[float]
     seconds: float
     combiner_pairs: int
-
-
-def _sha256(path: Path) -> str:
-    from lyra.ml.stance_net import sha256_of
-
-    return sha256_of(path)
 
 
 def _pairs_by_role(files: Sequence[Path]) -> dict[str, list[LabelledPair]]:
@@ -122,7 +117,7 @@ def train_stance(
     import torch
     from safetensors.torch import save_file
 
-    from lyra.ml.stance_net import StanceNet, base_weights_file
+    from lyra.ml.stance_net import base_weights_file
 
     if not files:
         raise InvalidInputError("train", "give at least one labelled JSONL file")
@@ -146,7 +141,6 @@ def train_stance(
         trained, losses = _train_network(
             rows, base, config, progress=None if tick is None else lambda n: tick("training", n, None)
         )
-        assert isinstance(trained, StanceNet)
         tensors = {
             k: v.to(torch.float16).contiguous() for k, v in trained.trained_tensors(config.trainable_layers).items()
         }
@@ -155,17 +149,17 @@ def train_stance(
         base_file = base_weights_file(Path(base)) if Path(base).exists() else None
         manifest = {
             "format": 1,
-            "base": {"model": base_id, "sha256": _sha256(base_file) if base_file else ""},
+            "base": {"model": base_id, "sha256": sha256_file(base_file) if base_file else ""},
             "artifact": {
                 "file": TENSORS,
-                "sha256": _sha256(tensor_path),
+                "sha256": sha256_file(tensor_path),
                 "bytes": tensor_path.stat().st_size,
                 "dtype": "float16",
             },
             "max_length": config.max_length,
             "training": {
                 "config": config.as_dict(),
-                "files": [{"name": p.name, "sha256": _sha256(p)} for p in files],
+                "files": [{"name": p.name, "sha256": sha256_file(p)} for p in files],
                 "rows": len(rows),
                 "row_labels": np.bincount([r.label for r in rows], minlength=3).tolist(),
                 "epoch_losses": [round(x, 4) for x in losses],
@@ -207,5 +201,5 @@ def train_stance(
         pairs_by_role={role: len(pairs) for role, pairs in roles.items()},
         epoch_losses=losses,
         seconds=time.perf_counter() - started,
-        combiner_pairs=len(calibration),
+        combiner_pairs=len(labels),
     )

@@ -18,7 +18,7 @@ from lyra.ml.evaluation import evaluate, load_pairs
 from lyra.ml.factory import Models, stance_base_path
 from lyra.ml.protocols import LABELS
 from lyra.ml.stance_judge import MANIFEST, TENSORS, StanceArtifact, TrainedStanceJudge
-from lyra.ml.stance_net import sha256_of
+from lyra.ml.weights import sha256_file
 from tests.integration.helpers import ROOT
 
 pytestmark = [pytest.mark.models]
@@ -32,7 +32,7 @@ def trained_settings(**extra: object) -> Settings:
 
 def test_the_shipped_artifact_matches_its_manifest_and_records_how_it_was_made() -> None:
     artifact = StanceArtifact.read(SHIPPED)
-    assert sha256_of(SHIPPED / TENSORS) == artifact.sha256
+    assert sha256_file(SHIPPED / TENSORS) == artifact.sha256
     training = artifact.manifest["training"]
     assert {f["name"] for f in training["files"]} == {"scifact_train.jsonl", "check_covid_train.jsonl"}
     assert all(len(f["sha256"]) == 64 for f in training["files"])
