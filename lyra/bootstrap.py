@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
     from lyra.ml.factory import Models
     from lyra.ml.vector_index import FragmentIndex
+    from lyra.services.academic import AcademicResearch
     from lyra.services.ingest import IngestService
 
 
@@ -82,7 +83,13 @@ class Services:
         s = self.settings
         pool = WorkerPool(
             self.store,
-            ResearchExecutor(self.store, lambda: self.ingest, s.allowed_roots),
+            ResearchExecutor(
+                self.store,
+                lambda: self.ingest,
+                s.allowed_roots,
+                academic=self.academic,
+                max_api_requests=s.scholarly_max_requests_per_task,
+            ),
             workers=s.job_workers,
             poll_seconds=s.job_poll_seconds,
             heartbeat_seconds=s.job_heartbeat_seconds,
@@ -154,6 +161,22 @@ class Services:
             calibrator=self.calibration.active_calibrator,
         )
 
+    def academic(self, max_requests: int | None = None) -> AcademicResearch:
+        """The academic flow over fresh API clients holding at most ``max_requests`` requests per API (the task's
+        remaining budget); the response cache on disk is shared by every client."""
+        from lyra.services.academic import AcademicResearch, CitationFilter
+        from lyra.sources.scholarly.provider import build_sources
+
+        s = self.settings
+        models = self.models
+        return AcademicResearch(
+            s,
+            self.evidence,
+            build_sources(s, max_requests=max_requests),
+            CitationFilter(s, models.embedder, lambda: models.llm, s.prompts_dir),
+            models.embedder,
+        )
+
     def close(self) -> None:
         for closer in self._closers:
             closer.close()  # type: ignore[attr-defined]
@@ -182,7 +205,7 @@ def build_services(settings: Settings, *, apply_schema: bool = True) -> Services
         materials=MaterialsService(store, task_repo, settings.materials_parallel_queries),
         cleanup=CleanupService(store, task_repo, settings.cleanup_batch_size),
         jobs=JobService(store, task_repo, settings.allowed_roots),
-        status=StatusService(store, task_repo, domains.state),
+        status=StatusService(store, task_repo, domains.state, settings.scholarly_max_requests_per_task),
         domains=domains,
         feedback=FeedbackService(store, task_repo, domains),
         calibration=CalibrationService(store),

@@ -1,5 +1,6 @@
 // mode: write
 // Pages are global (ADR-0005): a page already known by DOI, else by URL, keeps its id; otherwise it is created.
+// A page found again keeps its values; missing title, year, venue or DOI are filled in.
 // Each page is linked to its Domain, created on first sight with its category.
 // Params: $rows = [{id, url, doi, title, domain, domain_category, year, venue, page_type}]
 UNWIND $rows AS row
@@ -16,6 +17,9 @@ CALL (row, found) {
   UNION
   WITH row, found
   WHERE found IS NOT NULL
+  // a page first known only from a citation list gains what a later, fuller record knows; nothing is overwritten
+  SET found.title = coalesce(found.title, row.title), found.year = coalesce(found.year, row.year),
+      found.venue = coalesce(found.venue, row.venue), found.doi = coalesce(found.doi, row.doi)
   RETURN found AS p, false AS created
 }
 MERGE (d:Domain {name: p.domain})

@@ -102,6 +102,9 @@ def parameters_of(model: type[BaseModel], *, without: tuple[str, ...] = (), name
 
 
 QueueTargetsBody = parameters_of(api.QueueTargetsRequest, without=("task_id",), name="QueueTargetsBody")
+ReferenceCandidatesBody = parameters_of(
+    api.QueueReferenceCandidatesRequest, without=("task_id",), name="ReferenceCandidatesBody"
+)
 StopTaskBody = parameters_of(api.StopTaskRequest, without=("task_id",), name="StopTaskBody")
 FeedbackBody = parameters_of(trust.FeedbackRequest, without=("task_id",), name="FeedbackBody")
 ViewBody = parameters_of(api.QueryViewRequest, without=("name",), name="ViewBody")
@@ -336,6 +339,14 @@ def _install_routes(app: FastAPI, ops: Operations) -> None:
     def queue_targets(task_id: TaskIdPath, body: QueueTargetsBody) -> api.QueueTargetsResponse:  # type: ignore[valid-type]
         """Queue targets (file | query | url | doi) as background jobs; duplicates are skipped."""
         return ops.queue_targets(api.QueueTargetsRequest(task_id=task_id, **_fields(body)))
+
+    @app.post(f"{PREFIX}/tasks/{{task_id}}/reference-candidates", status_code=202, tags=["tasks"])
+    def queue_reference_candidates(
+        task_id: TaskIdPath,
+        body: ReferenceCandidatesBody,  # type: ignore[valid-type]
+    ) -> api.QueueReferenceCandidatesResponse:
+        """Queue cited papers the task has not read yet (the reference_candidates view), most-cited first."""
+        return ops.queue_reference_candidates(api.QueueReferenceCandidatesRequest(task_id=task_id, **_fields(body)))
 
     @app.get(f"{PREFIX}/tasks/{{task_id}}/status", tags=["tasks"])
     def get_status(task_id: TaskIdPath, query: Annotated[StatusQuery, Query()]) -> api.TaskStatus:  # type: ignore[valid-type]

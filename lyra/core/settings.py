@@ -118,6 +118,24 @@ class Settings(BaseSettings):
     api_allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     api_max_body_bytes: int = Field(default=1_000_000, ge=1024)
 
+    # --- academic research flow (seed 003 Steps 2, 3, 5; decisions 5, 6, 11): what a doi / query job reads
+    academic_search_limit: int = Field(default=20, ge=1, le=100)  # papers asked of each API per query
+    academic_query_top_k: int = Field(default=5, ge=1, le=100)  # a query's papers read as abstract pages (seeds)
+    citation_top_n_papers: int = Field(default=5, ge=0, le=100)  # seeds whose citations are followed
+    citation_depth: int = Field(default=1, ge=0, le=1)  # 0: no citation expansion; only depth 1 is supported
+    citation_direction: Literal["references", "citations", "both"] = "both"
+    citation_candidates_per_paper: int = Field(default=100, ge=1, le=1000)  # per API and direction
+    citation_min_count: int = Field(default=0, ge=0)  # Stage 0: fewer citations → dropped (0: no limit)
+    citation_stage1_top_k: int = Field(default=30, ge=1)
+    citation_stage1_weight_embedding: float = Field(default=0.5, ge=0.0)
+    citation_stage1_weight_impact: float = Field(default=0.5, ge=0.0)
+    citation_stage2_top_k: int = Field(default=10, ge=1)
+    citation_stage2_weight_llm: float = Field(default=0.5, ge=0.0)
+    citation_stage2_weight_embedding: float = Field(default=0.3, ge=0.0)
+    citation_stage2_weight_impact: float = Field(default=0.2, ge=0.0)
+    citation_abstract_chars: int = Field(default=1500, ge=100)  # of an abstract shown to the LLM in Stage 2
+    scholarly_max_requests_per_task: int = Field(default=600, ge=1)  # per API, over all of a task's jobs
+
     log_level: str = "INFO"
 
     @property

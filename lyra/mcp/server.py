@@ -181,11 +181,27 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
             "target; the work runs in the background (poll get_status). A target already queued, running or done "
             "for the task is skipped as a duplicate; a cancelled or failed one is queued again (this resumes a "
             "stopped task). file: a file or folder below the server's allowed folders (.md, .txt, .html, .jsonl "
-            "abstracts). query/url/doi: accepted, but fail as jobs with 'source not available' until the web and "
-            "academic sources are installed.",
+            "abstracts). doi: a paper (e.g. 10.1038/nature12373): its abstract is read and judged, and its "
+            "references and citations are followed, budgeted (options.expand_citations=false: the paper only). "
+            "query: search words for the academic APIs (Semantic Scholar, OpenAlex). url: a paper address "
+            "(doi.org, semanticscholar.org, openalex.org, arxiv.org, PubMed); other web pages fail as jobs with "
+            "'source not available' in this build.",
             api.QueueTargetsRequest,
             api.QueueTargetsResponse,
             ops.queue_targets,
+            read_only=False,
+            idempotent=True,
+        ),
+        ToolSpec(
+            "queue_reference_candidates",
+            "Queue cited papers not read yet",
+            "Queue a task's reference candidates: papers its evidence pages cite (from the academic APIs' citation "
+            "lists) that hold no fragment yet, most-cited first (the reference_candidates view lists them with "
+            "page_id). include_ids picks page ids, exclude_ids leaves some out (not both); limit caps the count. "
+            "Each becomes a doi target (or its paper address) read without further citation expansion.",
+            api.QueueReferenceCandidatesRequest,
+            api.QueueReferenceCandidatesResponse,
+            ops.queue_reference_candidates,
             read_only=False,
             idempotent=True,
         ),

@@ -125,6 +125,11 @@ class Health(Response):
 # ----------------------------------------------------------------------------- targets and jobs
 class TargetOptions(Request):
     extract_claims: bool = Field(default=False, description="file targets: let the LLM propose further claims")
+    expand_citations: bool = Field(
+        default=True,
+        description="doi, paper-url and query targets: follow the papers' references and citations (depth 1, "
+        "budgeted: seed 003 decision 11); false reads only the paper(s) themselves",
+    )
 
 
 class Target(Request):
@@ -154,6 +159,32 @@ class QueueTargetsResponse(Response):
     task_id: str
     queued: int
     duplicates: int
+    jobs: list[QueuedTarget]
+
+
+class QueueReferenceCandidatesRequest(Request):
+    task_id: TaskId
+    include_ids: list[Annotated[str, StringConstraints(min_length=1, max_length=200)]] | None = Field(
+        default=None, max_length=MAX_TARGETS, description="queue only these candidate page ids"
+    )
+    exclude_ids: list[Annotated[str, StringConstraints(min_length=1, max_length=200)]] = Field(
+        default_factory=list, max_length=10_000, description="queue every candidate except these page ids"
+    )
+    limit: int = Field(default=10, ge=1, le=MAX_TARGETS, description="at most this many, most-cited first")
+
+
+class QueuedCandidate(Response):
+    page_id: str
+    target: Target
+    cited_by: int
+
+
+class QueueReferenceCandidatesResponse(Response):
+    task_id: str
+    candidates: int = Field(description="the task's reference candidates before selection")
+    queued: int
+    duplicates: int
+    selected: list[QueuedCandidate]
     jobs: list[QueuedTarget]
 
 
@@ -262,6 +293,22 @@ class JobInfo(Response):
     finished_at: str | None
 
 
+class AcademicUsage(Response):
+    """What the task's academic jobs did, summed over their results (seed 003 decision 11: counts per stage)."""
+
+    api: dict[str, dict[str, int]] = Field(
+        description="per API (semantic_scholar, openalex): requests sent, cache_hits, retries, rate_limited, errors"
+    )
+    requests_budget: int | None = Field(description="requests per API the task may send (settings)")
+    stages: dict[str, int] = Field(
+        description="citation expansion: candidates, after_stage0, after_stage1, final, llm_calls"
+    )
+    papers_seen: int
+    citations: int
+    pages_read: int
+    warnings: list[str] = Field(description="the latest warnings (an API down or rate-limited, ...), at most 10")
+
+
 class TaskStatus(Response):
     task_id: str
     hypothesis: str
@@ -279,6 +326,9 @@ class TaskStatus(Response):
     waited_seconds: float
     job_list: list[JobInfo] | None = Field(default=None, description="every job (detail=full only)")
     errors: list[str] = Field(default_factory=list, description="errors of failed jobs (latest first, at most 10)")
+    academic: AcademicUsage | None = Field(
+        default=None, description="scholarly API calls, cache hits and citation-expansion counts; null: none ran"
+    )
 
 
 class StopTaskResponse(Response):

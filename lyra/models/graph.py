@@ -14,6 +14,7 @@ NLILabel = Literal["entailment", "contradiction", "neutral"]
 CitationSource = Literal["semantic_scholar", "openalex", "extraction"]
 DomainCategory = Literal["primary", "government", "academic", "trusted", "low", "unverified", "blocked"]
 TaskStatus = Literal["created", "running", "paused", "completed", "failed", "cancelled"]
+PageType = Literal["web", "academic", "academic_abstract", "local", "pdf"]
 NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
 RELATION_FOR_LABEL: dict[str, StanceRelation] = {
@@ -41,7 +42,7 @@ class PageIn(_Strict):
     domain_category: DomainCategory = "unverified"
     year: int | None = Field(default=None, ge=1000, le=2200)
     venue: str | None = None
-    page_type: Literal["web", "academic", "local", "pdf"] = "web"
+    page_type: PageType = "web"
 
     @field_validator("doi")
     @classmethod

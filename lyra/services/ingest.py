@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from lyra.ml.cache import CachedJudge
 from lyra.ml.protocols import LLM, Embedder, NLIJudge, NLIResult
 from lyra.ml.ranking import CandidateRanker
 from lyra.ml.vector_index import FragmentIndex
-from lyra.models.graph import RELATION_FOR_LABEL, PageIn
+from lyra.models.graph import RELATION_FOR_LABEL, PageIn, PageType
 from lyra.models.ingest import IngestReport, SkippedItem
 from lyra.services.tasks import TaskService
 from lyra.sources.chunking import chunk_text
@@ -62,9 +62,9 @@ class _Timer:
             self.model_seconds += time.perf_counter() - start
 
 
-def _page_type(doc: SourceDocument) -> Literal["academic", "local", "web"]:
-    if doc.page_type == "academic":
-        return "academic"
+def _page_type(doc: SourceDocument) -> PageType:
+    if doc.page_type in ("academic", "academic_abstract", "pdf"):
+        return cast(PageType, doc.page_type)
     return "local" if doc.url.startswith("file:") else "web"
 
 
@@ -141,7 +141,6 @@ class IngestService:
         """
         validate_task_id(task_id)
         start = time.perf_counter()
-        timer = _Timer()
         tick: Progress = progress or (lambda _name, _n: None)
         if not self.tasks.tasks.exists(task_id):
             if not hypothesis:
@@ -154,9 +153,8 @@ class IngestService:
             claims = [c for c in claims if c != hypothesis]
         if claims:
             self.tasks.add_claims(task_id, list(claims))
-        report = IngestReport(task_id=task_id, cause_id=new_id("ing"), claims=[])
-
         documents: list[SourceDocument] = []
+        skipped: list[SkippedItem] = []
         limits = WalkLimits(
             allowed_roots=tuple(allowed_roots) if allowed_roots is not None else None,
             max_file_bytes=self.settings.ingest_max_file_bytes,
@@ -164,15 +162,43 @@ class IngestService:
         )
         for item in iter_documents(list(paths), limits):
             if isinstance(item, SkippedDocument):
-                report.skipped.append(SkippedItem(item=item.origin, reason=item.reason))
+                skipped.append(SkippedItem(item=item.origin, reason=item.reason))
                 log.warning("skipped %s: %s", item.origin, item.reason)
             elif max_documents is not None and len(documents) >= max_documents:
-                report.skipped.append(SkippedItem(item=item.origin, reason="page budget reached (max_pages)"))
+                skipped.append(SkippedItem(item=item.origin, reason="page budget reached (max_pages)"))
             else:
                 documents.append(item)
             tick("documents", 1)
-        report.documents = len(documents)
+        return self._ingest_read(documents, task_id, skipped, extract_claims, tick, start)
 
+    def ingest_documents(
+        self,
+        documents: Sequence[SourceDocument],
+        task_id: str,
+        *,
+        extract_claims: bool = False,
+        progress: Progress | None = None,
+    ) -> IngestReport:
+        """Ingest documents read elsewhere (abstracts from the academic APIs, fetched web pages) into an existing
+        task, through the same path as local files: domain gate, dangerous-pattern scan, pages, fragments, judged
+        edges."""
+        validate_task_id(task_id)
+        self.tasks.tasks.get(task_id)  # NotFoundError with a hint when the task is missing
+        tick: Progress = progress or (lambda _name, _n: None)
+        return self._ingest_read(list(documents), task_id, [], extract_claims, tick, time.perf_counter())
+
+    def _ingest_read(
+        self,
+        documents: list[SourceDocument],
+        task_id: str,
+        skipped: list[SkippedItem],
+        extract_claims: bool,
+        tick: Progress,
+        start: float,
+    ) -> IngestReport:
+        timer = _Timer()
+        report = IngestReport(task_id=task_id, cause_id=new_id("ing"), claims=[], skipped=skipped)
+        report.documents = len(documents)
         fragment_ids = self._write_documents(documents, report, timer, tick, task_id)
         if extract_claims and fragment_ids:
             report.extracted_claims = self._extract_claims(task_id, fragment_ids, report, timer)

@@ -28,7 +28,16 @@ from lyra.core.errors import GraphUnavailableError, InvalidInputError, JobCancel
 from lyra.core.ids import new_id, validate_task_id
 from lyra.graph.store import GraphStore
 from lyra.graph.tasks import TaskRepository
-from lyra.models.api import QueuedTarget, QueueTargetsRequest, QueueTargetsResponse, Target
+from lyra.models.api import (
+    QueuedCandidate,
+    QueuedTarget,
+    QueueReferenceCandidatesRequest,
+    QueueReferenceCandidatesResponse,
+    QueueTargetsRequest,
+    QueueTargetsResponse,
+    Target,
+    TargetOptions,
+)
 
 log = logging.getLogger(__name__)
 CLAIM_TRIES = 5  # a worker that loses the oldest job to another one tries the next at once, this many times
@@ -195,6 +204,53 @@ class JobService:
             for listener in self._listeners:
                 listener()
         return QueueTargetsResponse(task_id=request.task_id, queued=queued, duplicates=len(jobs) - queued, jobs=jobs)
+
+    def queue_reference_candidates(self, request: QueueReferenceCandidatesRequest) -> QueueReferenceCandidatesResponse:
+        """Queue the task's reference candidates (pages its evidence pages cite, not read yet) as ``doi`` targets, or
+        as their paper address when they have no DOI, without further citation expansion (depth 1: seed 003
+        decision 11). Most-cited first; ``include_ids`` picks, ``exclude_ids`` leaves out."""
+        self.tasks.get(request.task_id)
+        if request.include_ids is not None and request.exclude_ids:
+            raise InvalidInputError("exclude_ids", "give include_ids or exclude_ids, not both")
+        rows = self.store.run("views/reference_candidates", {"task_id": request.task_id})
+        by_id = {row["page_id"]: row for row in rows}
+        if request.include_ids is not None:
+            unknown = [pid for pid in request.include_ids if pid not in by_id]
+            if unknown:
+                raise InvalidInputError(
+                    "include_ids",
+                    f"not reference candidates of task {request.task_id!r}: {', '.join(unknown[:5])}",
+                    hint="list them with query_view(name='reference_candidates')",
+                )
+            chosen = [by_id[pid] for pid in dict.fromkeys(request.include_ids)]
+        else:
+            excluded = set(request.exclude_ids)
+            chosen = [row for row in rows if row["page_id"] not in excluded]
+        chosen = [row for row in chosen if row["doi"] or row["url"]][: request.limit]
+        targets = [
+            Target(
+                kind="doi" if row["doi"] else "url",
+                value=row["doi"] or row["url"],
+                options=TargetOptions(expand_citations=False),
+            )
+            for row in chosen
+        ]
+        if not targets:
+            return QueueReferenceCandidatesResponse(
+                task_id=request.task_id, candidates=len(rows), queued=0, duplicates=0, selected=[], jobs=[]
+            )
+        queued = self.queue(QueueTargetsRequest(task_id=request.task_id, targets=targets))
+        return QueueReferenceCandidatesResponse(
+            task_id=request.task_id,
+            candidates=len(rows),
+            queued=queued.queued,
+            duplicates=queued.duplicates,
+            selected=[
+                QueuedCandidate(page_id=row["page_id"], target=target, cited_by=row["cited_by"])
+                for row, target in zip(chosen, targets, strict=True)
+            ],
+            jobs=queued.jobs,
+        )
 
     def stop(self, task_id: str, *, immediate: bool) -> tuple[int, int]:
         """Cancel the task's queued jobs; ask running ones to cancel when ``immediate``. Returns the counts."""

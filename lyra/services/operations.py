@@ -32,6 +32,8 @@ from lyra.models.api import (
     QueryGraphRequest,
     QueryResult,
     QueryViewRequest,
+    QueueReferenceCandidatesRequest,
+    QueueReferenceCandidatesResponse,
     QueueTargetsRequest,
     QueueTargetsResponse,
     SearchResults,
@@ -138,6 +140,9 @@ class Operations:
 
     def queue_targets(self, request: QueueTargetsRequest) -> QueueTargetsResponse:
         return self.jobs.queue(request)
+
+    def queue_reference_candidates(self, request: QueueReferenceCandidatesRequest) -> QueueReferenceCandidatesResponse:
+        return self.jobs.queue_reference_candidates(request)
 
     def get_status(self, request: GetStatusRequest) -> TaskStatus:
         return self._status.status(request)

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from urllib.parse import urlparse
 
 from lyra.core.errors import BudgetExhausted, SourceUnavailable
 from lyra.graph.store import GraphStore
 from lyra.models.api import Budget
 from lyra.models.ingest import IngestReport
+from lyra.services.academic import AcademicResearch, AcademicRun, is_academic_query
 from lyra.services.ingest import IngestService
 from lyra.services.jobs import ClaimedJob, JobContext, JobOutcome, resolve_file_target
+from lyra.sources.local_files import SourceDocument
+from lyra.sources.scholarly import PaperId, parse_identifier
 
 MAX_SKIPPED_IN_RESULT = 20
 
@@ -35,14 +40,58 @@ def report_summary(report: IngestReport) -> dict[str, object]:
     }
 
 
-class ResearchExecutor:
-    """Runs one job. ``file`` targets go through the ingest pipeline; ``query``, ``url`` and ``doi`` need the
-    web and academic sources, which this build does not have yet: those jobs fail with a clear error."""
+PAPER_HOSTS = frozenset(
+    {
+        "doi.org",
+        "dx.doi.org",
+        "semanticscholar.org",
+        "api.semanticscholar.org",
+        "openalex.org",
+        "arxiv.org",
+        "pubmed.ncbi.nlm.nih.gov",
+    }
+)
 
-    def __init__(self, store: GraphStore, ingest: Callable[[], IngestService], allowed_roots: Sequence[Path]) -> None:
+
+def paper_identifier(url: str) -> PaperId | None:
+    """The paper a URL names when it is a DOI resolver, Semantic Scholar, OpenAlex, arXiv or PubMed address."""
+    host = (urlparse(url).hostname or "").lower().removeprefix("www.")
+    return parse_identifier(url) if host in PAPER_HOSTS else None
+
+
+def api_requests_used(jobs: Sequence[dict[str, object]]) -> dict[str, int]:
+    """Requests each scholarly API has been sent for a task's finished jobs (from their results)."""
+    used: dict[str, int] = {}
+    for job in jobs:
+        raw = job.get("result")
+        result = json.loads(raw) if isinstance(raw, str) and raw else None
+        academic = result.get("academic") if isinstance(result, dict) else None
+        api = academic.get("api") if isinstance(academic, dict) else None
+        for name, counters in (api or {}).items():
+            if isinstance(counters, dict) and isinstance(counters.get("requests"), int):
+                used[name] = used.get(name, 0) + counters["requests"]
+    return used
+
+
+class ResearchExecutor:
+    """Runs one job. ``file`` targets go through the ingest pipeline; ``doi`` targets, paper URLs (doi.org,
+    Semantic Scholar, OpenAlex, arXiv, PubMed) and ``query`` targets go through the academic flow (search, citation
+    expansion, abstract pages) into the same ingest path. Other ``url`` targets need the web fetcher, which this
+    build does not include yet: those jobs fail with a clear error."""
+
+    def __init__(
+        self,
+        store: GraphStore,
+        ingest: Callable[[], IngestService],
+        allowed_roots: Sequence[Path],
+        academic: Callable[[int | None], AcademicResearch] | None = None,
+        max_api_requests: int | None = None,
+    ) -> None:
         self.store = store
         self._ingest = ingest
         self.allowed_roots = list(allowed_roots)
+        self._academic = academic  # built per job with the task's remaining API request budget
+        self.max_api_requests = max_api_requests
 
     def __call__(self, job: ClaimedJob, ctx: JobContext) -> JobOutcome:
         row = self.store.run("jobs/task_budget", {"task_id": job.task_id})[0]
@@ -52,12 +101,6 @@ class ResearchExecutor:
             raise BudgetExhausted(f"task {job.task_id!r} used its page budget ({budget.max_pages} pages)")
         if seconds_left == 0:
             raise BudgetExhausted(f"task {job.task_id!r} used its time budget ({budget.max_seconds} s)")
-        if job.kind != "file":
-            raise SourceUnavailable(
-                f"source not available: {job.kind!r} targets need the web and academic sources, which this "
-                "Lyra build does not include yet; nothing was fetched",
-            )
-        path = resolve_file_target(job.value, self.allowed_roots, "value")
         ctx.check()
 
         def progress(_counter: str, _n: int) -> None:
@@ -68,12 +111,80 @@ class ResearchExecutor:
                     "queue the target again after raising the budget to finish it"
                 )
 
-        report = self._ingest().ingest(
-            [path],
-            job.task_id,
-            extract_claims=bool(job.options.get("extract_claims", False)),
-            progress=progress,
-            max_documents=pages_left,
-            allowed_roots=self.allowed_roots,
+        if job.kind == "file":
+            path = resolve_file_target(job.value, self.allowed_roots, "value")
+            report = self._ingest().ingest(
+                [path],
+                job.task_id,
+                extract_claims=bool(job.options.get("extract_claims", False)),
+                progress=progress,
+                max_documents=pages_left,
+                allowed_roots=self.allowed_roots,
+            )
+            return JobOutcome(result=report_summary(report), pages=report.documents)
+        if job.kind == "doi":
+            return self._academic_job(job, PaperId("doi", job.value), None, pages_left, progress)
+        if job.kind == "url":
+            pid = paper_identifier(job.value)
+            if pid is None:
+                raise SourceUnavailable(
+                    f"source not available: {job.value!r} is a web page, and this Lyra build cannot fetch web pages "
+                    "yet (paper addresses on doi.org, Semantic Scholar, OpenAlex, arXiv and PubMed work); nothing "
+                    "was fetched",
+                )
+            return self._academic_job(job, pid, None, pages_left, progress)
+        return self._academic_job(job, None, job.value, pages_left, progress)
+
+    def _academic_job(
+        self,
+        job: ClaimedJob,
+        pid: PaperId | None,
+        query: str | None,
+        pages_left: int | None,
+        progress: Callable[[str, int], None],
+    ) -> JobOutcome:
+        if self._academic is None:
+            raise SourceUnavailable("source not available: the academic sources are not configured in this service")
+        remaining: int | None = None
+        if self.max_api_requests is not None:
+            used = api_requests_used(self.store.run("jobs/task_jobs", {"task_id": job.task_id}))
+            remaining = max(self.max_api_requests - max(used.values(), default=0), 0)
+            if remaining == 0:
+                raise BudgetExhausted(
+                    f"task {job.task_id!r} used its scholarly API budget ({self.max_api_requests} requests per API; "
+                    "LYRA_SCHOLARLY_MAX_REQUESTS_PER_TASK)"
+                )
+        academic = self._academic(remaining)
+        claims = self.store.run("tasks/task_claims", {"task_id": job.task_id})
+        topics = [c["text"] for c in claims]
+        run = AcademicRun()
+        if query is not None:
+            if not is_academic_query(query):
+                run.warnings.append(
+                    "the query does not look academic (is_academic_query false) and this build has no web search "
+                    "yet: searched the academic APIs anyway"
+                )
+            seeds = academic.seeds_for_query(query, topics, run)
+            topics = [query, *topics]
+            if not seeds:
+                run.warnings.append(f"the academic search found no paper for {query!r}")
+        else:
+            assert pid is not None
+            seeds = academic.seeds_for_identifier(pid, run)
+        ingest = self._ingest()
+
+        def read(documents: Sequence[SourceDocument]) -> IngestReport:
+            return ingest.ingest_documents(documents, job.task_id, progress=progress)
+
+        report = academic.run(
+            seeds,
+            topics,
+            pages_left,
+            read,
+            lambda: progress("academic", 0),
+            run,
+            expand=bool(job.options.get("expand_citations", True)),
         )
-        return JobOutcome(result=report_summary(report), pages=report.documents)
+        result: dict[str, object] = report_summary(report) if report is not None else {"documents": 0}
+        result["academic"] = run.as_dict()
+        return JobOutcome(result=result, pages=report.documents if report is not None else 0)

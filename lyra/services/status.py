@@ -10,6 +10,7 @@ from typing import Any
 from lyra.graph.store import GraphStore, to_plain
 from lyra.graph.tasks import TaskRepository, read_task
 from lyra.models.api import (
+    AcademicUsage,
     BlockedDomain,
     Budget,
     DomainOverride,
@@ -35,11 +36,53 @@ def _fingerprint(row: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(row[k] for k in keys)
 
 
+def academic_usage(jobs: list[dict[str, Any]], requests_budget: int | None) -> AcademicUsage | None:
+    """The academic part of the task's job results, summed; None when no academic job has finished."""
+    results = []
+    for job in jobs:
+        result = json.loads(job["result"]) if job.get("result") else None
+        if isinstance(result, dict) and isinstance(result.get("academic"), dict):
+            results.append(result["academic"])
+    if not results:
+        return None
+    api: dict[str, dict[str, int]] = {}
+    stages: dict[str, int] = {}
+    warnings: list[str] = []
+    totals = {"papers_seen": 0, "citations": 0, "pages_read": 0}
+    for academic in results:
+        for name, counters in (academic.get("api") or {}).items():
+            bucket = api.setdefault(name, {})
+            for key, value in counters.items():
+                if isinstance(value, int):
+                    bucket[key] = bucket.get(key, 0) + value
+        for key, value in (academic.get("stages") or {}).items():
+            if isinstance(value, int):
+                stages[key] = stages.get(key, 0) + value
+        for key in totals:
+            value = academic.get(key)
+            totals[key] += value if isinstance(value, int) else 0
+        warnings.extend(str(w) for w in academic.get("warnings") or [])
+    return AcademicUsage(
+        api=api,
+        requests_budget=requests_budget,
+        stages=stages,
+        warnings=warnings[-MAX_ERRORS:],
+        **totals,
+    )
+
+
 class StatusService:
-    def __init__(self, store: GraphStore, tasks: TaskRepository, domain_state: DomainState | None = None) -> None:
+    def __init__(
+        self,
+        store: GraphStore,
+        tasks: TaskRepository,
+        domain_state: DomainState | None = None,
+        requests_budget: int | None = None,
+    ) -> None:
         self.store = store
         self.tasks = tasks
         self.domain_state = domain_state or _no_domain_state
+        self.requests_budget = requests_budget
 
     def _row(self, task_id: str) -> dict[str, Any]:
         rows = self.store.run("jobs/task_status", {"task_id": task_id})
@@ -63,7 +106,9 @@ class StatusService:
                     break
         jobs = [to_plain(j) for j in self.store.run("jobs/task_jobs", {"task_id": request.task_id})]
         blocked, overrides = self.domain_state()
-        return self._build(row, jobs, blocked, overrides, request.detail == "full", time.monotonic() - start)
+        status = self._build(row, jobs, blocked, overrides, request.detail == "full", time.monotonic() - start)
+        status.academic = academic_usage(jobs, self.requests_budget)
+        return status
 
     @staticmethod
     def _build(
