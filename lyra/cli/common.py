@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, ParamSpec, TypeVar
@@ -20,7 +21,7 @@ from lyra.bootstrap import Services, build_services
 from lyra.core.errors import ConfigError, LyraError
 from lyra.core.logging import configure_logging
 from lyra.core.settings import Settings, load_settings
-from lyra.models.api import Materials
+from lyra.models.api import GetStatusRequest, JobInfo, Materials, QueueTargetsRequest, Target
 from lyra.models.ingest import IngestReport
 from lyra.models.validation import error_message
 from lyra.services.operations import Operations
@@ -165,3 +166,55 @@ def print_ingest_summary(report: IngestReport) -> None:
             out.print(f"  - {item.item}: {item.reason}", highlight=False, markup=False)
     share = report.seconds_in_models / report.seconds_total if report.seconds_total else 0.0
     out.print(f"took {report.seconds_total:.1f} s ({share:.0%} inside the models)")
+
+
+def run_jobs(services: Services, task_id: str, targets: list[Target], timeout: float) -> list[JobInfo]:
+    """Queue ``targets`` for the task and run them here, in this process's workers, until none is left (or
+    ``timeout`` seconds); a spinner on stderr shows the jobs. Returns the targets' jobs with their results."""
+    ops = services.operations
+    queued = ops.queue_targets(QueueTargetsRequest(task_id=task_id, targets=targets))
+    ids = {j.job_id for j in queued.jobs}
+    for job in queued.jobs:
+        if job.duplicate:
+            err.print(f"{job.kind} {job.value!r}: already {job.state} for this task (not run again)")
+    deadline = time.monotonic() + timeout
+    with services.running_workers(), err.status("running jobs") as spinner:
+        while True:
+            status = ops.get_status(GetStatusRequest(task_id=task_id, wait=5, detail="full"))
+            mine = [j for j in status.job_list or [] if j.id in ids]
+            active = [j for j in mine if j.state in ("queued", "running")]
+            spinner.update(
+                f"jobs: {len(mine) - len(active)}/{len(mine)} finished; pages {status.metrics.pages}, "
+                f"edges {sum(status.metrics.edges.values())}"
+            )
+            if not active:
+                return mine
+            if time.monotonic() > deadline:
+                err.print(f"[yellow]stopped waiting after {timeout:.0f} s; the jobs stay queued for `lyra serve`[/]")
+                return mine
+
+
+def print_job_results(jobs: list[JobInfo]) -> None:
+    """One block per job: what it read, what the academic flow did, warnings, or why it failed."""
+    for job in jobs:
+        if job.state == "failed":
+            out.print(f"[red]{job.kind} {job.value!r} failed[/]: {escape(job.error or '')}")
+            out.print("  going on with what the task has from its other sources")
+            continue
+        result = job.result or {}
+        out.print(
+            f"[bold]{job.kind} {job.value!r}[/] {job.state}: {result.get('documents', 0)} documents read, "
+            f"edges {result.get('edges') or '{}'}"
+        )
+        academic = result.get("academic")
+        if isinstance(academic, dict):
+            stages = academic.get("stages") or {}
+            out.print(
+                f"  seeds {len(academic.get('seeds') or [])}; citation expansion: "
+                + ", ".join(f"{k} {v}" for k, v in stages.items())
+                + f"; papers seen {academic.get('papers_seen', 0)}, CITES {academic.get('citations', 0)}"
+            )
+            for name, counters in (academic.get("api") or {}).items():
+                out.print(f"  {name}: " + ", ".join(f"{k} {v}" for k, v in counters.items()), highlight=False)
+            for warning in academic.get("warnings") or []:
+                out.print(f"  [yellow]warning[/]: {escape(str(warning))}")

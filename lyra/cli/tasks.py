@@ -16,18 +16,24 @@ from lyra.cli.common import (
     handle_errors,
     ingest_progress,
     materials_table,
+    open_services,
     operations,
     out,
     print_ingest_summary,
+    print_job_results,
+    run_jobs,
     settings_from_env,
 )
 from lyra.cli.server import start_managed_if_needed
+from lyra.core.ids import task_id_for
 from lyra.models.api import (
     CreateTaskRequest,
     GetMaterialsRequest,
     Materials,
     MaterialsOptions,
+    QueueReferenceCandidatesRequest,
     StopTaskRequest,
+    Target,
     TaskConfig,
 )
 from lyra.models.ingest import IngestReport, IngestRequest, ResearchRequest
@@ -73,6 +79,24 @@ def task_cleanup(
     with operations() as ops:
         result = ops.stop_task(StopTaskRequest(task_id=task_id, mode="immediate", cleanup=cleanup))
         out.print_json(json.dumps(result.cleanup_result))
+
+
+@task_app.command("queue-references")
+@handle_errors
+def task_queue_references(
+    task_id: str,
+    include: list[str] = typer.Option([], "--include", help="a candidate page id to queue (repeatable)"),
+    exclude: list[str] = typer.Option([], "--exclude", help="a candidate page id to leave out (repeatable)"),
+    limit: int = typer.Option(10, "--limit", help="queue at most this many, most-cited first"),
+) -> None:
+    """Queue the task's reference candidates (cited papers not read yet; `lyra graph view reference_candidates
+    --param task_id=...` lists them) as jobs, read without further citation expansion. `lyra serve` runs them."""
+    request = parse_one(
+        QueueReferenceCandidatesRequest,
+        {"task_id": task_id, "include_ids": include or None, "exclude_ids": exclude, "limit": limit},
+    )
+    with operations() as ops:
+        out.print_json(ops.queue_reference_candidates(request).model_dump_json())
 
 
 def _materials(ops: Operations, task_id: str, evidence_limit: int) -> Materials:
@@ -136,16 +160,32 @@ def ingest(
 @handle_errors
 def research(
     question: str,
-    corpus: list[Path] = typer.Option(..., "--corpus", help="file or folder to read (repeatable)"),
+    corpus: list[Path] = typer.Option([], "--corpus", help="file or folder to read (repeatable)"),
     task: str | None = typer.Option(None, "--task", help="task id (default: derived from the question, as MCP does)"),
     extract_claims: bool = typer.Option(False, "--extract-claims"),
+    academic: bool = typer.Option(
+        True, "--academic/--no-academic", help="also search Semantic Scholar and OpenAlex and follow citations"
+    ),
+    timeout: float = typer.Option(3600.0, "--timeout", help="seconds to wait for the academic search to finish"),
 ) -> None:
-    """Create a task for QUESTION (its hypothesis and first claim) and build its evidence from a corpus."""
+    """Create a task for QUESTION (its hypothesis and first claim) and build its evidence: the local corpus
+    (--corpus) and the academic literature (a query job: search, citation expansion, abstracts judged). Without
+    a network the failing source is named and the task keeps what the other sources gave."""
     request = parse_one(
         ResearchRequest, {"question": question, "corpus": corpus, "task_id": task, "extract_claims": extract_claims}
     )
-    with operations() as ops:
-        _ingest_and_show(ops, lambda progress: ops.research(request, progress))
+    task_id = request.task_id or task_id_for(request.question)
+    with open_services() as services:
+        ops = services.operations
+        if request.corpus:
+            with ingest_progress() as progress:
+                print_ingest_summary(ops.research(request, progress))
+        elif not ops.task_exists(task_id):
+            ops.create_task(CreateTaskRequest(hypothesis=request.question, config=TaskConfig(task_id=task_id)))
+        if academic:
+            targets = [Target(kind="query", value=request.question)]
+            print_job_results(run_jobs(services, task_id, targets, timeout))
+        out.print(materials_table(_materials(ops, task_id, 0)))
 
 
 @handle_errors

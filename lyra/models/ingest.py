@@ -25,12 +25,13 @@ class IngestRequest(BaseModel):
 
 
 class ResearchRequest(BaseModel):
-    """A question researched over a local corpus; the task id is derived from the question unless given."""
+    """A question researched over a local corpus (and, from the CLI, the academic APIs); the task id is derived from
+    the question unless given."""
 
     model_config = ConfigDict(extra="forbid")
 
     question: Text
-    corpus: list[Path] = Field(min_length=1)
+    corpus: list[Path] = Field(default_factory=list, description="local files or folders to read (may be empty)")
     task_id: TaskId | None = None
     extract_claims: bool = False
 

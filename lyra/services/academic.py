@@ -10,7 +10,7 @@ gathers the papers they cite and the papers citing them from both APIs and keeps
 - Stage 1: ``w_e·similarity + w_i·impact`` where similarity is the mean of the cosine to the task's claims (and
   the query) and the cosine to the seed's abstract, and ``impact_score`` is the percentile rank of
   ``log1p(citation_count)`` within the candidate set (0.5 for a lone candidate); top ``citation_stage1_top_k``.
-- Stage 2: the local LLM rates each Stage-1 survivor's usefulness as evidence or background 0–10 (never whether it
+- Stage 2: the local LLM rates each Stage-1 survivor's usefulness as evidence or background 0-10 (never whether it
   supports or refutes anything); ``w_l·llm + w_e·similarity + w_i·impact``; top ``citation_stage2_top_k``. An
   unparsable answer counts as 0.5. LLM calls = the Stage-1 cut, never the candidate count.
 
@@ -150,7 +150,7 @@ def _unit(vectors: np.ndarray) -> np.ndarray:
 
 
 class CitationFilter:
-    """Stages 0–2 of budgeted citation expansion over one seed paper's candidates (decision 11)."""
+    """Stages 0-2 of budgeted citation expansion over one seed paper's candidates (decision 11)."""
 
     def __init__(self, settings: Settings, embedder: Embedder, llm: Callable[[], LLM | None], prompts_dir: Path):
         self.settings = settings
@@ -231,7 +231,7 @@ class CitationFilter:
         return final, counts
 
     def _usefulness(self, llm: LLM, paper: Paper, topics: Sequence[str]) -> float:
-        """The LLM's 0–10 usefulness of a paper for the research question, as 0..1; 0.5 when unparsable."""
+        """The LLM's 0-10 usefulness of a paper for the research question, as 0..1; 0.5 when unparsable."""
         prompt = self._template.render(
             question=topics[0] if topics else "",
             claims=list(topics[1:4]),
@@ -355,7 +355,7 @@ class AcademicResearch:
             return []
         # the APIs' own relevance orders differ; rank the merged list by similarity to the query and the claims
         texts = [f"{p.title}. {p.abstract or ''}" for p in papers]
-        vectors = _unit(np.asarray(self.embedder.embed(texts + [query, *topics])))
+        vectors = _unit(np.asarray(self.embedder.embed([*texts, query, *topics])))
         cand, ref = vectors[: len(papers)], vectors[len(papers) :]
         score = (cand @ ref.T).max(axis=1) + np.asarray([0.0 if p.abstract else -1.0 for p in papers])
         order = sorted(range(len(papers)), key=lambda i: (-float(score[i]), papers[i].key()))

@@ -22,6 +22,7 @@ TASK = "example_vitamin_d"
 TOOLS = {
     "create_task": (False, False),
     "queue_targets": (False, False),
+    "queue_reference_candidates": (False, False),
     "get_status": (True, False),
     "stop_task": (False, True),
     "get_materials": (True, False),
