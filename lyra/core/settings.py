@@ -135,12 +135,36 @@ class Settings(BaseSettings):
     citation_stage2_weight_impact: float = Field(default=0.2, ge=0.0)
     citation_abstract_chars: int = Field(default=1500, ge=100)  # of an abstract shown to the LLM in Stage 2
     scholarly_max_requests_per_task: int = Field(default=600, ge=1)  # per API, over all of a task's jobs
+    # --- scholarly APIs (Semantic Scholar, OpenAlex): lyra/sources/scholarly
+    s2_url: str = "https://api.semanticscholar.org/graph/v1"
+    s2_api_key: SecretStr | None = None  # header x-api-key; without it S2 shares a small keyless pool (429s)
+    s2_requests_per_second: float = Field(default=1.0, gt=0)  # a free key starts at 1 request/s
+    openalex_url: str = "https://api.openalex.org"
+    openalex_api_key: SecretStr | None = None  # `api_key=`; without it OpenAlex allows a tiny daily budget
+    openalex_requests_per_second: float = Field(default=10.0, gt=0)  # OpenAlex allows 100/s at most
+    contact_email: str | None = None  # named in the User-Agent and sent as OpenAlex's `mailto`
+    scholarly_timeout_seconds: float = Field(default=30.0, gt=0)  # per HTTP request (connect, read, write)
+    scholarly_max_attempts: int = Field(default=4, ge=1, le=20)  # tries of one request (429, 5xx, transport errors)
+    scholarly_retry_initial_wait: float = Field(default=1.0, ge=0)  # first backoff; doubles, jittered
+    scholarly_retry_max_wait: float = Field(default=60.0, ge=0)  # longest wait; a longer Retry-After gives up
+    scholarly_retry_timeout: float = Field(default=180.0, gt=0)  # most seconds one request spends retrying
+    scholarly_cache_path: Path | None = None  # default: <state_dir>/cache/scholarly.sqlite
+    scholarly_cache_ttl_seconds: float = Field(default=7 * 24 * 3600.0, ge=0)  # 0 disables the response cache
+
+    @field_validator("s2_api_key", "openalex_api_key", "contact_email", mode="before")
+    @classmethod
+    def _empty_scholarly_value_is_none(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
 
     log_level: str = "INFO"
 
     @property
     def prompts_dir(self) -> Path:
         return self.config_dir / "prompts"
+
+    @property
+    def scholarly_cache_file(self) -> Path:
+        return self.scholarly_cache_path or self.state_dir / "cache" / "scholarly.sqlite"
 
     @field_validator("allowed_roots", "api_allowed_hosts", "api_allowed_origins", mode="before")
     @classmethod

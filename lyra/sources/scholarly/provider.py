@@ -1,0 +1,261 @@
+"""Both scholarly APIs together: one answer merged through a :class:`PaperIndex`, Semantic Scholar preferred.
+
+When one API is down, rate-limited or out of budget, the other's results come back with a warning in
+:class:`SourcesResult`; when every configured API fails, the error is raised (``SourceUnavailable`` naming them,
+or ``BudgetExhausted`` when the task's request budget is what stopped them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Generic, Literal, TypeVar
+
+import httpx
+
+from lyra.core.errors import BudgetExhausted, SourceUnavailable
+from lyra.core.settings import Settings
+from lyra.sources.scholarly.http import (
+    ApiHttp,
+    RequestBudget,
+    ResponseCache,
+    RetryPolicy,
+    Usage,
+    shared_limiter,
+    user_agent,
+)
+from lyra.sources.scholarly.openalex import OpenAlex, warn_keyless_once
+from lyra.sources.scholarly.papers import ApiName, Citation, Paper, PaperId, PaperIndex, merge_papers
+from lyra.sources.scholarly.semantic_scholar import SemanticScholar
+
+T = TypeVar("T")
+U = TypeVar("U")
+Direction = Literal["references", "citations", "both"]
+
+
+@dataclass
+class SourcesResult(Generic[T]):
+    value: T
+    warnings: list[str] = field(default_factory=list)
+
+
+class _Failures:
+    """What went wrong with each API during one call, turned into warnings or one error."""
+
+    def __init__(self) -> None:
+        self.errors: dict[str, Exception] = {}
+
+    def run(self, api: ApiName, call: Callable[[], U]) -> U | None:
+        try:
+            return call()
+        except (SourceUnavailable, BudgetExhausted) as exc:
+            self.errors.setdefault(api, exc)
+            return None
+
+    def warnings(self, used: list[ApiName]) -> list[str]:
+        served = [api for api in used if api not in self.errors]
+        tail = f"; results from {', '.join(served)} only" if served else ""
+        return [f"{api} unavailable: {exc}{tail}" for api, exc in self.errors.items()]
+
+    def raise_if_all_failed(self, used: list[ApiName]) -> None:
+        if not used or any(api not in self.errors for api in used):
+            return
+        if all(isinstance(exc, BudgetExhausted) for exc in self.errors.values()):
+            raise next(iter(self.errors.values()))
+        detail = "; ".join(f"{api}: {exc}" for api, exc in self.errors.items())
+        raise SourceUnavailable(f"no scholarly API answered ({detail})")
+
+
+class ScholarlySources:
+    """Semantic Scholar and OpenAlex as one source. Either may be None (not configured)."""
+
+    def __init__(self, s2: SemanticScholar | None, openalex: OpenAlex | None) -> None:
+        self.s2 = s2
+        self.openalex = openalex
+        self._closers: list[Callable[[], None]] = []
+
+    def _apis(self) -> list[ApiName]:
+        return [api.name for api in (self.s2, self.openalex) if api is not None]
+
+    def search(self, query: str, limit: int) -> SourcesResult[list[Paper]]:
+        """Both APIs' top ``limit`` hits, merged; ranked by each paper's best rank in either list (S2 first on
+        ties), at most ``limit``."""
+        failures = _Failures()
+        lists: list[list[Paper]] = []
+        for api in (self.s2, self.openalex):
+            if api is not None:
+                lists.append(failures.run(api.name, partial(api.search, query, limit)) or [])
+        failures.raise_if_all_failed(self._apis())
+        index = PaperIndex()
+        best: dict[int, tuple[int, int]] = {}
+        entries: list[Paper] = []
+        for which, papers in enumerate(lists):
+            for rank, paper in enumerate(papers):
+                index.add(paper)
+                entries.append(paper)
+                best.setdefault(id(paper), (rank, which))
+        ranked: dict[str, tuple[tuple[int, int], Paper]] = {}
+        for paper in entries:
+            canonical = index.get(paper)
+            assert canonical is not None
+            key = canonical.key()
+            position = best[id(paper)]
+            if key not in ranked or position < ranked[key][0]:
+                ranked[key] = (position, canonical)
+        merged = [paper for _, paper in sorted(ranked.values(), key=lambda item: item[0])]
+        return SourcesResult(merged[:limit], failures.warnings(self._apis()))
+
+    def resolve(self, pid: PaperId) -> SourcesResult[Paper | None]:
+        """The paper ``pid`` names: Semantic Scholar first; OpenAlex when S2 fails, does not know it, or lacks
+        its abstract, merged in to fill the gaps."""
+        failures = _Failures()
+        used: list[ApiName] = []
+        found: Paper | None = None
+        s2 = self.s2
+        if s2 is not None and pid.kind != "openalex":
+            used.append("semantic_scholar")
+            found = failures.run("semantic_scholar", partial(s2.paper, pid))
+        oa = self.openalex
+        if oa is not None and (found is None or not found.abstract or not found.openalex_id):
+            lookup = _openalex_lookup_id(pid, found)
+            if lookup is not None:
+                used.append("openalex")
+                other = failures.run("openalex", partial(oa.paper, lookup))
+                if other is not None:
+                    found = other if found is None else merge_papers(found, other)
+        failures.raise_if_all_failed(used)
+        return SourcesResult(found, failures.warnings(used))
+
+    def neighbours(self, paper: Paper, direction: Direction, limit: int) -> SourcesResult[list[Citation]]:
+        """Citation edges around ``paper`` from both APIs (each up to ``limit`` per direction; OpenAlex gives at
+        most 20 references), merged: one edge per pair of canonical papers, ``source`` S2 when S2 reported it."""
+        failures = _Failures()
+        used: list[ApiName] = []
+        raw: list[tuple[Paper, Paper, ApiName]] = []
+        directions = ("references", "citations") if direction == "both" else (direction,)
+        for api in (self.s2, self.openalex):
+            if api is None:
+                continue
+            used.append(api.name)
+            for which in directions:
+                fetch = api.references if which == "references" else api.citations
+                papers = failures.run(api.name, partial(fetch, paper, limit))
+                if papers is None:
+                    break
+                for other in papers:
+                    raw.append((paper, other, api.name) if which == "references" else (other, paper, api.name))
+        failures.raise_if_all_failed(used)
+        index = PaperIndex()
+        index.add(paper)
+        for citing, cited, _ in raw:
+            index.add(citing)
+            index.add(cited)
+        edges: dict[tuple[str, str], Citation] = {}
+        for citing, cited, source in raw:
+            a, b = index.get(citing), index.get(cited)
+            assert a is not None and b is not None
+            pair = (a.key(), b.key())
+            if pair not in edges or (source == "semantic_scholar" and edges[pair].source != source):
+                edges[pair] = Citation(citing=a, cited=b, source=source)
+        return SourcesResult(list(edges.values()), failures.warnings(used))
+
+    def usage(self) -> dict[str, dict[str, int]]:
+        """Per configured API: requests sent, cache_hits, retries, rate_limited (429s), errors."""
+        return {api.name: api.http.usage.snapshot() for api in (self.s2, self.openalex) if api is not None}
+
+    def close(self) -> None:
+        for close in self._closers:
+            close()
+        self._closers.clear()
+
+    def __enter__(self) -> ScholarlySources:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _openalex_lookup_id(pid: PaperId, found: Paper | None) -> PaperId | None:
+    if pid.openalex() is not None:
+        return pid
+    if found is not None:
+        return next((i for i in found.identifiers() if i.openalex() is not None), None)
+    return None
+
+
+def build_sources(
+    settings: Settings,
+    *,
+    max_requests: int | None = None,
+    s2: bool = True,
+    openalex: bool = True,
+    page_size: int = 100,
+) -> ScholarlySources:
+    """Both clients over one ``httpx.Client``, one response cache and one request budget (``max_requests`` sent
+    requests across both APIs; cache hits are free). Rate limiters are shared process-wide per API. Close the
+    result (or use it as a context manager) to release the client and the cache."""
+    client = httpx.Client(
+        timeout=httpx.Timeout(settings.scholarly_timeout_seconds),
+        follow_redirects=True,
+        headers={"User-Agent": user_agent(settings.contact_email)},
+    )
+    cache = (
+        ResponseCache(settings.scholarly_cache_file, settings.scholarly_cache_ttl_seconds)
+        if settings.scholarly_cache_ttl_seconds > 0
+        else None
+    )
+    budget = RequestBudget(max_requests)
+    retry = RetryPolicy(
+        attempts=settings.scholarly_max_attempts,
+        initial_wait=settings.scholarly_retry_initial_wait,
+        max_wait=settings.scholarly_retry_max_wait,
+        timeout=settings.scholarly_retry_timeout,
+    )
+    s2_client: SemanticScholar | None = None
+    if s2:
+        headers = {"x-api-key": settings.s2_api_key.get_secret_value()} if settings.s2_api_key else {}
+        s2_client = SemanticScholar(
+            ApiHttp(
+                "semantic_scholar",
+                settings.s2_url,
+                client,
+                limiter=shared_limiter("semantic_scholar", settings.s2_url, settings.s2_requests_per_second),
+                retry=retry,
+                usage=Usage(),
+                budget=budget,
+                cache=cache,
+                headers=headers,
+                key_hint=None
+                if settings.s2_api_key
+                else "without LYRA_S2_API_KEY Semantic Scholar shares a small keyless pool; a free key helps",
+            ),
+            page_size=page_size,
+        )
+    oa_client: OpenAlex | None = None
+    if openalex:
+        params = {"mailto": settings.contact_email} if settings.contact_email else {}
+        secret = {"api_key": settings.openalex_api_key.get_secret_value()} if settings.openalex_api_key else {}
+        if not secret:
+            warn_keyless_once()
+        oa_client = OpenAlex(
+            ApiHttp(
+                "openalex",
+                settings.openalex_url,
+                client,
+                limiter=shared_limiter("openalex", settings.openalex_url, settings.openalex_requests_per_second),
+                retry=retry,
+                usage=Usage(),
+                budget=budget,
+                cache=cache,
+                params=params,
+                secret_params=secret,
+                key_hint=None if secret else "set LYRA_OPENALEX_API_KEY: the keyless allowance is tiny",
+            ),
+            page_size=page_size,
+        )
+    sources = ScholarlySources(s2_client, oa_client)
+    sources._closers.append(client.close)
+    if cache is not None:
+        sources._closers.append(cache.close)
+    return sources
