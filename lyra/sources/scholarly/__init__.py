@@ -3,9 +3,11 @@
 ``papers`` holds the shared vocabulary (identifiers, :class:`Paper`, :class:`PaperIndex`, :class:`Citation`);
 ``semantic_scholar`` and ``openalex`` are the two clients over one shared HTTP layer (``http``: retries, rate
 limits, on-disk cache, counters, request budget); ``provider`` puts both together (:func:`build_sources`);
-``replay`` is a local server speaking both APIs' shapes for tests, the offline demo and the benchmark.
+``replay`` is a local server speaking both APIs' shapes for tests, the offline demo and the benchmark (import it
+from its module: it is not needed at run time).
 """
 
+from lyra.sources.scholarly.openalex import OpenAlex, rebuild_abstract
 from lyra.sources.scholarly.papers import (
     ApiName,
     Citation,
@@ -16,14 +18,22 @@ from lyra.sources.scholarly.papers import (
     merge_papers,
     parse_identifier,
 )
+from lyra.sources.scholarly.provider import ScholarlySources, SourcesResult, build_sources
+from lyra.sources.scholarly.semantic_scholar import SemanticScholar
 
 __all__ = [
     "ApiName",
     "Citation",
+    "OpenAlex",
     "Paper",
     "PaperId",
     "PaperIndex",
+    "ScholarlySources",
+    "SemanticScholar",
+    "SourcesResult",
+    "build_sources",
     "find_identifiers",
     "merge_papers",
     "parse_identifier",
+    "rebuild_abstract",
 ]

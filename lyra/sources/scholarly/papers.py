@@ -266,6 +266,8 @@ def merge_papers(a: Paper, b: Paper) -> Paper:
         name: getattr(first, name) if getattr(first, name) not in (None, "") else getattr(second, name)
         for name in _MERGED_FIELDS
     }
+    if isinstance(values["doi"], str) and _is_arxiv_doi(values["doi"]) and second.doi and not _is_arxiv_doi(second.doi):
+        values["doi"] = second.doi  # the journal DOI names the paper better than arXiv's record DOI
     counts = [c for c in (a.citation_count, b.citation_count) if c is not None]
     return Paper(
         title=first.title or second.title,
@@ -283,19 +285,35 @@ def _aliases(paper: Paper) -> list[str]:
     return out
 
 
+MIN_BARE_TITLE = 20  # characters of normalised title a bare-title match needs
+
+
+def _is_bare(paper: Paper) -> bool:
+    return not paper.authors and paper.year is None and not paper.identifiers()
+
+
+def _is_arxiv_doi(doi: str | None) -> bool:
+    return bool(doi and doi.startswith("10.48550/arxiv."))
+
+
 def _compatible(a: Paper, b: Paper) -> bool:
-    # Two different DOIs are two different papers (a preprint and its journal version), whatever else they share.
-    return not (a.doi and b.doi and a.doi != b.doi)
+    # Two different DOIs are two different papers (a preprint and its journal version), whatever else they share;
+    # except arXiv's own DataCite DOI, which names the preprint record of a paper that may have a journal DOI too.
+    if not (a.doi and b.doi) or a.doi == b.doi:
+        return True
+    return _is_arxiv_doi(a.doi) or _is_arxiv_doi(b.doi)
 
 
 class PaperIndex:
     """The canonical set of papers from both APIs. A paper joins an entry it shares a DOI, an S2 / OpenAlex /
     PubMed / arXiv id or its normalised title + first author's surname + year with (never across two different
-    DOIs); entries a newcomer links together merge into one. Iteration follows first insertion."""
+    DOIs); entries a newcomer links together merge into one. A bare record (a title, no ids, authors or year: S2's
+    unresolved references) joins the single entry with the same title. Iteration follows first insertion."""
 
     def __init__(self) -> None:
         self._entries: dict[int, Paper] = {}
         self._alias: dict[str, int] = {}
+        self._by_title: dict[str, list[int]] = {}
         self._next = 0
 
     def _matches(self, paper: Paper) -> list[int]:
@@ -304,7 +322,22 @@ class PaperIndex:
             entry = self._alias.get(alias)
             if entry is not None and entry not in found and _compatible(self._entries[entry], paper):
                 found.append(entry)
+        if not found:
+            found = self._bare_title_match(paper)
         return sorted(found)
+
+    def _bare_title_match(self, paper: Paper) -> list[int]:
+        # A record with a title and nothing else (S2's unresolved references) matches the one entry with that title;
+        # so does a full record meeting such a bare entry. Short titles ("Introduction") never match this way.
+        title = normalise_title(paper.title)
+        if len(title) < MIN_BARE_TITLE:
+            return []
+        entries = [e for e in self._by_title.get(title, []) if e in self._entries]
+        if len(entries) != 1:
+            return []
+        other = self._entries[entries[0]]
+        bare = _is_bare(paper) or _is_bare(other)
+        return entries if bare and _compatible(other, paper) else []
 
     def add(self, paper: Paper) -> Paper:
         """Add ``paper`` (merging it into the entry it matches) and return the merged canonical paper."""
@@ -323,6 +356,9 @@ class PaperIndex:
                         if target == other:
                             self._alias[alias] = entry
         self._entries[entry] = merged
+        title = normalise_title(merged.title)
+        if entry not in self._by_title.setdefault(title, []):
+            self._by_title[title].append(entry)
         for alias in _aliases(merged):
             if alias.startswith("tay:"):
                 self._alias.setdefault(alias, entry)
