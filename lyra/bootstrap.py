@@ -161,13 +161,14 @@ class Services:
             calibrator=self.calibration.active_calibrator,
         )
 
-    def academic(self, max_requests: int | None = None) -> AcademicResearch:
-        """The academic flow over fresh API clients holding at most ``max_requests`` requests per API (the task's
-        remaining budget); the response cache on disk is shared by every client."""
+    def academic(self, max_requests: int | None = None, *, settings: Settings | None = None) -> AcademicResearch:
+        """The academic flow over fresh API clients that may send at most ``max_requests`` requests (the task's
+        remaining budget); the response cache on disk is shared by every client. ``settings``: other API
+        addresses or citation-filter settings than the service's (the demo's and the tests' local API server)."""
         from lyra.services.academic import AcademicResearch, CitationFilter
         from lyra.sources.scholarly.provider import build_sources
 
-        s = self.settings
+        s = settings or self.settings
         models = self.models
         return AcademicResearch(
             s,

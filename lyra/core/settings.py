@@ -134,7 +134,7 @@ class Settings(BaseSettings):
     citation_stage2_weight_embedding: float = Field(default=0.3, ge=0.0)
     citation_stage2_weight_impact: float = Field(default=0.2, ge=0.0)
     citation_abstract_chars: int = Field(default=1500, ge=100)  # of an abstract shown to the LLM in Stage 2
-    scholarly_max_requests_per_task: int = Field(default=600, ge=1)  # per API, over all of a task's jobs
+    scholarly_max_requests_per_task: int = Field(default=600, ge=1)  # both APIs together, all of a task's jobs
     # --- scholarly APIs (Semantic Scholar, OpenAlex): lyra/sources/scholarly
     s2_url: str = "https://api.semanticscholar.org/graph/v1"
     s2_api_key: SecretStr | None = None  # header x-api-key; without it S2 shares a small keyless pool (429s)

@@ -339,6 +339,12 @@ class AcademicResearch:
         self.filter = citation_filter
         self.embedder = embedder
 
+    def __enter__(self) -> AcademicResearch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.sources.close()  # the HTTP client and the response cache
+
     # ------------------------------------------------------------------ seeds
     def seeds_for_identifier(self, pid: PaperId, run: AcademicRun) -> list[Paper]:
         found = self.sources.resolve(pid)

@@ -148,13 +148,24 @@ class ResearchExecutor:
         remaining: int | None = None
         if self.max_api_requests is not None:
             used = api_requests_used(self.store.run("jobs/task_jobs", {"task_id": job.task_id}))
-            remaining = max(self.max_api_requests - max(used.values(), default=0), 0)
+            remaining = max(self.max_api_requests - sum(used.values()), 0)
             if remaining == 0:
                 raise BudgetExhausted(
-                    f"task {job.task_id!r} used its scholarly API budget ({self.max_api_requests} requests per API; "
+                    f"task {job.task_id!r} used its scholarly API budget ({self.max_api_requests} requests; "
                     "LYRA_SCHOLARLY_MAX_REQUESTS_PER_TASK)"
                 )
-        academic = self._academic(remaining)
+        with self._academic(remaining) as academic:
+            return self._run_academic(academic, job, pid, query, pages_left, progress)
+
+    def _run_academic(
+        self,
+        academic: AcademicResearch,
+        job: ClaimedJob,
+        pid: PaperId | None,
+        query: str | None,
+        pages_left: int | None,
+        progress: Callable[[str, int], None],
+    ) -> JobOutcome:
         claims = self.store.run("tasks/task_claims", {"task_id": job.task_id})
         topics = [c["text"] for c in claims]
         run = AcademicRun()
