@@ -226,7 +226,7 @@ def build_sources(
                 budget=budget,
                 cache=cache,
                 headers=headers,
-                key_hint=None
+                key_hint="check the key in LYRA_S2_API_KEY (a free key starts at 1 request/s)"
                 if settings.s2_api_key
                 else "without LYRA_S2_API_KEY Semantic Scholar shares a small keyless pool; a free key helps",
             ),
@@ -250,7 +250,9 @@ def build_sources(
                 cache=cache,
                 params=params,
                 secret_params=secret,
-                key_hint=None if secret else "set LYRA_OPENALEX_API_KEY: the keyless allowance is tiny",
+                key_hint="check the key in LYRA_OPENALEX_API_KEY and its daily allowance"
+                if secret
+                else "set LYRA_OPENALEX_API_KEY: the keyless allowance is tiny",
             ),
             page_size=page_size,
         )

@@ -555,6 +555,7 @@ class _State:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out as two writes: no 40 ms delayed-ACK stall
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -681,7 +682,9 @@ class ReplayServer:
         return {"s2_url": self.s2_url, "openalex_url": self.openalex_url}
 
     def start(self) -> ReplayServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="scholarly-replay", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="scholarly-replay", daemon=True
+        )
         self._thread.start()
         return self
 
