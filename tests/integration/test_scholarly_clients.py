@@ -396,9 +396,12 @@ def test_resolve_fills_a_missing_abstract_from_openalex(sources: ScholarlySource
     assert paper.sources == ("semantic_scholar", "openalex") and result.warnings == []
 
 
-def test_resolve_skips_openalex_when_s2_has_everything(server: ReplayServer, sources: ScholarlySources) -> None:
-    sources.resolve(PaperId("doi", "10.5555/sleep.2019.0042"))
-    assert server.requests("openalex") != []  # S2 has no OpenAlex id: OpenAlex is asked once for it
+def test_resolve_asks_openalex_for_its_id_and_an_openalex_id_asks_only_openalex(
+    server: ReplayServer, sources: ScholarlySources
+) -> None:
+    paper = sources.resolve(PaperId("doi", "10.5555/sleep.2019.0042")).value
+    assert paper is not None and paper.openalex_id == "W3001000001"
+    assert len(server.requests("openalex")) == 1
     server.clear_log()
     result = sources.resolve(PaperId("openalex", "W3001000001"))  # S2 cannot look up an OpenAlex id
     assert result.value is not None and server.requests("semantic_scholar") == []
@@ -411,7 +414,7 @@ def test_resolve_serves_from_openalex_with_a_warning_when_s2_is_down(
     result = sources.resolve(PaperId("doi", "10.5555/sleep.2019.0042"))
     assert result.value is not None and result.value.sources == ("openalex",)
     assert len(result.warnings) == 1
-    assert result.warnings[0].startswith("semantic_scholar unavailable: semantic_scholar unavailable: 503 after 4")
+    assert result.warnings[0].startswith("semantic_scholar unavailable: 503 after 4 attempts")
     assert result.warnings[0].endswith("results from openalex only")
 
 
@@ -445,14 +448,14 @@ def test_one_api_down_gives_the_others_results_with_a_warning(server: ReplayServ
     result = sources.search("caffeine sleep", 5)
     assert len(result.value) == 5 and all(p.sources == ("semantic_scholar",) for p in result.value)
     assert result.warnings == [
-        "openalex unavailable: openalex unavailable: 503 after 4 attempts (GET /works); "
-        "results from semantic_scholar only"
+        "openalex unavailable: 503 after 4 attempts (GET /works); results from semantic_scholar only"
     ]
 
 
 def test_both_apis_down_raise_naming_both(server: ReplayServer, sources: ScholarlySources) -> None:
     server.inject(status=500)
-    with pytest.raises(SourceUnavailable, match=r"no scholarly API answered \(semantic_scholar: .*; openalex: .*\)"):
+    both = r"no scholarly API answered \(semantic_scholar unavailable: 500 .*; openalex unavailable: 500 .*\)"
+    with pytest.raises(SourceUnavailable, match=both):
         sources.search("caffeine", 5)
     usage = sources.usage()
     assert usage["semantic_scholar"]["errors"] == 1 and usage["openalex"]["errors"] == 1
@@ -543,3 +546,20 @@ def test_a_refused_key_is_an_error_with_a_hint(server: ReplayServer, tmp_path: P
         hub_paper(built)
     assert info.value.hint is not None and "LYRA_S2_API_KEY" in info.value.hint
     assert len(server.requests()) == 1  # a 403 is not retried
+
+
+def test_a_budget_running_out_midway_keeps_what_was_fetched_with_a_warning(
+    server: ReplayServer, tmp_path: Path
+) -> None:
+    with build_sources(make_settings(server, tmp_path), max_requests=2) as built:
+        hub = hub_paper(built)  # request 1
+        result = built.neighbours(hub, "both", 100)  # S2 references (request 2), then the budget stops everything
+    assert {c.cited.title for c in result.value} == {BY_ID[r].title for r in HUB.references}
+    assert len(result.warnings) == 2
+    assert all("budget used up (2 requests)" in w and w.endswith("partial results") for w in result.warnings)
+
+
+def test_a_budget_used_up_before_anything_answers_raises_budget_exhausted(server: ReplayServer, tmp_path: Path) -> None:
+    with build_sources(make_settings(server, tmp_path), max_requests=0) as built, pytest.raises(BudgetExhausted):
+        built.search("caffeine", 5)
+    assert server.requests() == []
