@@ -45,26 +45,36 @@ class _Failures:
 
     def __init__(self) -> None:
         self.errors: dict[str, Exception] = {}
+        self.served: set[str] = set()
 
     def run(self, api: ApiName, call: Callable[[], U]) -> U | None:
         try:
-            return call()
+            value = call()
         except (SourceUnavailable, BudgetExhausted) as exc:
             self.errors.setdefault(api, exc)
             return None
+        self.served.add(api)
+        return value
 
     def warnings(self, used: list[ApiName]) -> list[str]:
-        served = [api for api in used if api not in self.errors]
-        tail = f"; results from {', '.join(served)} only" if served else ""
-        return [f"{api} unavailable: {exc}{tail}" for api, exc in self.errors.items()]
+        complete = [api for api in used if api in self.served and api not in self.errors]
+        tail = f"; results from {', '.join(complete)} only" if complete else "; partial results" if self.served else ""
+        return [f"{_reason(api, exc)}{tail}" for api, exc in self.errors.items()]
 
     def raise_if_all_failed(self, used: list[ApiName]) -> None:
-        if not used or any(api not in self.errors for api in used):
+        """Raise when APIs were asked and none answered anything: the budget error when that is what stopped
+        them all, else ``SourceUnavailable`` naming each API's failure."""
+        if not used or self.served or not self.errors:
             return
         if all(isinstance(exc, BudgetExhausted) for exc in self.errors.values()):
             raise next(iter(self.errors.values()))
-        detail = "; ".join(f"{api}: {exc}" for api, exc in self.errors.items())
+        detail = "; ".join(_reason(api, exc) for api, exc in self.errors.items())
         raise SourceUnavailable(f"no scholarly API answered ({detail})")
+
+
+def _reason(api: str, exc: Exception) -> str:
+    text = str(exc)
+    return text if text.startswith(f"{api} ") else f"{api} unavailable: {text}"
 
 
 class ScholarlySources:
@@ -107,8 +117,10 @@ class ScholarlySources:
         return SourcesResult(merged[:limit], failures.warnings(self._apis()))
 
     def resolve(self, pid: PaperId) -> SourcesResult[Paper | None]:
-        """The paper ``pid`` names: Semantic Scholar first; OpenAlex when S2 fails, does not know it, or lacks
-        its abstract, merged in to fill the gaps."""
+        """The paper ``pid`` names: Semantic Scholar first, then OpenAlex's record (a free singleton lookup) merged
+        in to fill the gaps — asked when S2 fails, does not know the paper, or lacks its abstract or OpenAlex id
+        (S2 never gives one; having it saves a lookup in every later OpenAlex call). An OpenAlex id asks OpenAlex
+        only."""
         failures = _Failures()
         used: list[ApiName] = []
         found: Paper | None = None
@@ -226,7 +238,7 @@ def build_sources(
                 budget=budget,
                 cache=cache,
                 headers=headers,
-                key_hint=None
+                key_hint="check the key in LYRA_S2_API_KEY (a free key starts at 1 request/s)"
                 if settings.s2_api_key
                 else "without LYRA_S2_API_KEY Semantic Scholar shares a small keyless pool; a free key helps",
             ),
@@ -250,7 +262,9 @@ def build_sources(
                 cache=cache,
                 params=params,
                 secret_params=secret,
-                key_hint=None if secret else "set LYRA_OPENALEX_API_KEY: the keyless allowance is tiny",
+                key_hint="check the key in LYRA_OPENALEX_API_KEY and its daily allowance"
+                if secret
+                else "set LYRA_OPENALEX_API_KEY: the keyless allowance is tiny",
             ),
             page_size=page_size,
         )

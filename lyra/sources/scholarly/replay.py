@@ -555,6 +555,7 @@ class _State:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out as two writes: no 40 ms delayed-ACK stall
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -681,7 +682,9 @@ class ReplayServer:
         return {"s2_url": self.s2_url, "openalex_url": self.openalex_url}
 
     def start(self) -> ReplayServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="scholarly-replay", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="scholarly-replay", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -876,14 +879,24 @@ def synthetic_corpus(sources: int = 10, candidates_per_source: int = 100, seed: 
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m lyra.sources.scholarly.replay", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m lyra.sources.scholarly.replay",
+        description="Serve Semantic Scholar (/graph/v1) and OpenAlex (/openalex) answers from a corpus on 127.0.0.1. "
+        "Faults: POST /_replay/faults with a Fault as JSON; DELETE /_replay/faults; the request log: GET /_replay/log.",
+    )
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--corpus", type=Path, help="a corpus JSON file ({'papers': [...]})")
     group.add_argument("--synthetic", type=int, metavar="SEED", help="serve synthetic_corpus(seed=SEED)")
-    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--sources", type=int, default=10, help="with --synthetic: source papers")
+    parser.add_argument("--candidates", type=int, default=100, help="with --synthetic: neighbours per source")
+    parser.add_argument("--port", type=int, default=0, help="0: any free port (printed)")
     parser.add_argument("--host", default="127.0.0.1")
     args = parser.parse_args(argv)
-    corpus = Corpus.load(args.corpus) if args.corpus else synthetic_corpus(seed=args.synthetic)
+    corpus = (
+        Corpus.load(args.corpus)
+        if args.corpus
+        else synthetic_corpus(sources=args.sources, candidates_per_source=args.candidates, seed=args.synthetic)
+    )
     server = ReplayServer(corpus, host=args.host, port=args.port)
     print(f"LYRA_S2_URL={server.s2_url}", flush=True)
     print(f"LYRA_OPENALEX_URL={server.openalex_url}", flush=True)
