@@ -147,10 +147,10 @@ def _range_refusal(ip: IPAddress) -> str | None:
         return "a CGNAT / shared address (100.64.0.0/10)"
     if isinstance(ip, ipaddress.IPv6Address) and ip.is_site_local:
         return "a site-local address"
+    if ip.is_reserved:  # before private: Python counts 240.0.0.0/4 as both
+        return "a reserved address"
     if ip.is_private:
         return "a private address"
-    if ip.is_reserved:
-        return "a reserved address"
     if not ip.is_global:
         return "not a globally routable address"
     return None
