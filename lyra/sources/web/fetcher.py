@@ -13,6 +13,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
 
+from lyra.core.errors import InvalidInputError
 from lyra.core.settings import Settings
 from lyra.sources.domain_patterns import normalise_domain, pattern_matches
 from lyra.sources.domain_policy import ReloadingDomainPolicy
@@ -380,32 +381,27 @@ class WebFetcher:
 
     def _admit(self, url: str, trace: _Trace, *, robots: bool, count_page: bool) -> None:
         """Every check before one request goes out; raises _Refused. Waits for the domain's rate slot last."""
-        why = self.address_policy.url_refusal(url)
-        if why is not None:
-            code: FetchCode = "ssrf_refused" if urlsplit(url).scheme.lower() in ("http", "https") else "invalid_url"
-            if why.startswith(("not a valid URL", "the URL has no host", "port 0", "URLs with a user")):
-                code = "invalid_url"
-            raise _Refused(code, why)
+        problem = self.address_policy.url_problem(url)
+        if problem is not None:
+            raise _Refused(*problem)
         parts = urlsplit(url)
         host = parts.hostname or ""
-        try:  # resolved here too so that nothing (not even robots.txt) is asked of a refused host; the connection
-            # itself checks the addresses again and connects only to one of them (see ssrf.GuardedBackend)
-            self.address_policy.checked_addresses(host, parts.port or _default_port(parts.scheme), self.resolver)
-        except AddressRefused as exc:
-            raise _Refused("ssrf_refused", exc.reason) from None
         try:
             domain = normalise_domain(host).removeprefix("www.")
             decision = self.gate.decide(domain)
-        except ValueError as exc:  # InvalidInputError is not a ValueError: caught below
+        except (ValueError, InvalidInputError) as exc:  # not a name the gate can look up
             raise _Refused("invalid_url", f"{host!r} is not a domain name: {exc}") from None
-        except Exception as exc:
-            if getattr(exc, "code", None) == "invalid_input":
-                raise _Refused("invalid_url", f"{host!r} is not a domain name: {exc}") from None
-            raise
         if not decision.allowed:
             raise _Refused(
                 "blocked_domain", f"domain {domain} is blocked ({decision.domain_block_reason}): {decision.reason}"
             )
+        # a blocked domain is not even resolved. The host is resolved here so that nothing (not even robots.txt) is
+        # asked of a refused host; the connection checks its own lookup again and connects only to a checked address
+        # (ssrf.GuardedBackend)
+        try:
+            self.address_policy.checked_addresses(host, parts.port or _default_port(parts.scheme), self.resolver)
+        except AddressRefused as exc:
+            raise _Refused("ssrf_refused", exc.reason) from None
         interval = 1.0 / decision.qps if decision.qps > 0 else 1.0
         if robots and self._robots_applies(domain):
             answer = self.robots.check(_origin(url), url)

@@ -40,7 +40,7 @@ import re
 import socket
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import httpcore
@@ -220,27 +220,33 @@ class AddressPolicy:
             return None
         return f"{why}; add it to LYRA_FETCH_ALLOW_HOSTS to allow it"
 
-    def url_refusal(self, url: str) -> str | None:
-        """Why ``url`` may not be fetched at all (scheme, credentials, a refused IP literal), or None. A host name is
-        checked later, on the addresses it resolves to."""
+    def url_problem(self, url: str) -> tuple[Literal["invalid_url", "ssrf_refused"], str] | None:
+        """Why ``url`` may not be fetched at all, or None: ``invalid_url`` (malformed, another scheme, credentials)
+        or ``ssrf_refused`` (an IP-literal host that is refused). A host name is checked later, on the addresses it
+        resolves to (:meth:`checked_addresses`)."""
         try:
             parts = urlsplit(url)
             port = parts.port
         except ValueError as exc:
-            return f"not a valid URL: {exc}"
+            return "invalid_url", f"not a valid URL: {exc}"
         if parts.scheme.lower() not in ("http", "https"):
-            return f"only http and https URLs are fetched, not {parts.scheme or 'a URL without a scheme'}"
+            scheme = parts.scheme or "a URL without a scheme"
+            return "invalid_url", f"only http and https URLs are fetched, not {scheme}"
         if parts.username is not None or parts.password is not None:
-            return "URLs with a user name or password are not fetched"
+            return "invalid_url", "URLs with a user name or password are not fetched"
         host = parts.hostname
         if not host:
-            return "the URL has no host"
+            return "invalid_url", "the URL has no host"
         if port == 0:
-            return "port 0 is not a valid port"
+            return "invalid_url", "port 0 is not a valid port"
         ip = parse_ip_host(host)
-        if ip is not None:
-            return self.refusal(ip, host)
-        return None
+        why = self.refusal(ip, host) if ip is not None else None
+        return ("ssrf_refused", why) if why is not None else None
+
+    def url_refusal(self, url: str) -> str | None:
+        """The reason of :meth:`url_problem`, or None."""
+        problem = self.url_problem(url)
+        return problem[1] if problem is not None else None
 
     def checked_addresses(self, host: str, port: int, resolve: Resolver) -> list[str]:
         """The addresses to connect to for ``host`` (resolved once), all checked; AddressRefused otherwise."""
