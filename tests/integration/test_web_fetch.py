@@ -6,6 +6,7 @@ every address that is refused is a loopback one, so even a broken guard would se
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 import threading
 import time
@@ -48,6 +49,25 @@ PDF_TEXT = (
     "Caffeine taken within six hours of bedtime reduced total sleep time by more than one hour in a "
     "randomised crossover trial of sixteen healthy sleepers."
 )
+APP_PAGE = """<!DOCTYPE html><html><head><title>Sleep app</title></head>
+<body><div id="app">Loading…</div><script src="/app.js"></script></body></html>"""
+APP_PARAGRAPHS = [
+    "Rendered in the browser: a cohort of 3,400 shift workers slept 52 minutes less on night-shift days than on "
+    "free days, and the deficit was not recovered on the following rest day.",
+    "Workers who napped for twenty minutes before a night shift reported fewer attention lapses, although the "
+    "nap did not change the total amount of sleep over the week.",
+    "The authors conclude that rotating schedules should leave at least two free days after a block of nights.",
+]
+APP_JS = """
+fetch("http://blocked.test:PORT/beacon").catch(() => {});
+fetch("http://127.0.0.2:PORT/internal").catch(() => {});
+new Image().src = "/pixel.png";
+fetch("/content.json").then(r => r.json()).then(data => {
+  const app = document.getElementById("app");
+  app.innerHTML = "<article><h1>Night shifts and sleep</h1>" +
+    data.paragraphs.map(p => "<p>" + p + "</p>").join("") + "</article>";
+});
+"""
 DOMAINS_YAML = """
 politeness:
   default: {qps: 100.0, max_pages_per_day: 500}
@@ -120,6 +140,12 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
                 self._send(200, pdf, "application/pdf")
             elif path == "/download":
                 self._send(200, make_pdf([PDF_TEXT]), "application/octet-stream")
+            elif path == "/app":
+                self._send(200, APP_PAGE.encode(), "text/html; charset=utf-8")
+            elif path == "/app.js":
+                self._send(200, APP_JS.replace("PORT", str(port)).encode(), "application/javascript")
+            elif path == "/content.json":
+                self._send(200, json.dumps({"paragraphs": APP_PARAGRAPHS}).encode(), "application/json")
             elif path == "/data.json":
                 self._send(200, b'{"a": 1}', "application/json")
             elif path == "/missing":
@@ -493,3 +519,27 @@ def test_the_real_domain_gate_blocks_a_denylisted_domain(
         ok = fetcher.fetch(site.url("journal.test", "/articles/a"))
         assert ok.code == "ok", ok.reason
     assert site.requests("blocked.test") == []
+
+
+@pytest.mark.browser
+def test_a_script_built_page_is_rendered_in_chromium_and_every_browser_request_goes_through_the_fetcher(
+    site: Site, make_fetcher: Callable[..., WebFetcher]
+) -> None:
+    if not Path("/usr/bin/chromium").exists():
+        pytest.skip("needs Debian's chromium at /usr/bin/chromium")
+    plain = make_fetcher().fetch(site.url("spa.test", "/app"))
+    assert plain.document is None or "52 minutes" not in plain.document.text  # not without a browser
+    site.hits.clear()
+    outcome = make_fetcher(web_browser="auto", web_timeout_seconds=20.0).fetch(site.url("spa.test", "/app"))
+    assert outcome.code == "ok", outcome.reason
+    assert outcome.rendered and outcome.document is not None
+    assert outcome.document.extraction_method == "trafilatura+browser"
+    text = " ".join(outcome.document.text.split())
+    assert "slept 52 minutes less on night-shift days" in text
+    assert "<article>" in (outcome.document.raw or "")  # raw is the rendered DOM: scanned like any source
+    paths = site.requests("spa.test")
+    assert paths.count("/app") == 1  # the page is fetched once and handed to the browser as fetched
+    assert {"/app.js", "/content.json"} <= set(paths)
+    assert "/pixel.png" not in paths  # images are not loaded
+    assert site.requests("blocked.test") == []  # the gate applies to the browser's requests too
+    assert all(hit.user_agent.startswith("Lyra/") for hit in site.hits)  # all of them came through the fetcher

@@ -112,10 +112,11 @@ class FetchOutcome:
 
 
 class PageRenderer(Protocol):
-    """A browser backend: renders ``url`` and returns the resulting HTML. Every request the browser makes must be
-    served through ``fetch`` (the guarded, polite fetcher), never by the browser's own network stack."""
+    """A browser backend: renders ``page`` (fetched already: serve it as is) and returns the resulting HTML. Every
+    other request the browser makes must be served through ``fetch`` (the guarded, polite fetcher; it raises when
+    it refuses), never by the browser's own network stack. :class:`lyra.sources.web.browser.ChromiumRenderer`."""
 
-    def render(self, url: str, fetch: Callable[[str], RawResponse], timeout: float) -> str: ...
+    def render(self, page: RawResponse, fetch: Callable[[str], RawResponse], timeout: float) -> str: ...
 
     def close(self) -> None: ...
 
@@ -169,7 +170,8 @@ class WebFetcher:
 
     ``gate``: the domain decision (``DomainGate`` fits); None: ``config/domains.yaml`` alone (:class:`PolicyDecider`).
     ``resolver``: host name -> addresses (tests map their own names to 127.0.0.1). ``renderer``: a browser backend
-    for pages that need one (``web_browser`` setting); None: HTML is used as fetched.
+    for pages that need one; None: chromium (:class:`~lyra.sources.web.browser.ChromiumRenderer`) when
+    ``LYRA_WEB_BROWSER`` is ``auto`` or ``always``, else HTML is used as fetched.
     """
 
     def __init__(
@@ -193,6 +195,10 @@ class WebFetcher:
         self.address_policy = AddressPolicy.from_allow_list(settings.fetch_allow_hosts)
         self.user_agent = user_agent(settings)
         self.robots_agent = self.user_agent.split("/", 1)[0].split()[0] or "Lyra"
+        if renderer is None and settings.web_browser != "off":
+            from lyra.sources.web.browser import ChromiumRenderer  # imports this module: imported late
+
+            renderer = ChromiumRenderer(settings.chromium_path)
         self.renderer = renderer
         self.resolver = resolver
         self._client = httpx.Client(
@@ -332,7 +338,7 @@ class WebFetcher:
             return extracted, False
         try:
             rendered = self.renderer.render(
-                response.url, lambda sub: self._subresource(sub, trace), max(1.0, trace.remaining())
+                response, lambda sub: self._subresource(sub, trace), max(1.0, trace.remaining())
             )
         except Exception as exc:  # the browser failing keeps what plain HTTP gave
             log.warning("browser rendering of %s failed: %s", response.url, exc)
