@@ -37,7 +37,7 @@ matched against the product token ``Lyra``.
 
 Outcome codes (:data:`FetchCode`): ``ok``, ``invalid_url``, ``ssrf_refused``, ``blocked_domain``,
 ``robots_disallowed``, ``daily_limit``, ``too_large``, ``timeout``, ``unsupported_type``, ``too_many_redirects``,
-``http_error``, ``network_error``, ``no_text``, ``bad_pdf``.
+``http_error``, ``network_error``, ``no_text``, ``bad_pdf``, ``extraction_failed``.
 
 Browser backend: a :class:`PageRenderer` (``render(url, fetch, timeout) -> html``) plugs in after the HTTP fetch
 when ``LYRA_WEB_BROWSER`` is ``auto`` (little text and scripts) or ``always``. The renderer must serve every request

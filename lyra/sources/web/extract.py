@@ -117,10 +117,10 @@ def _links(body: object, base: str, limit: int) -> tuple[Link, ...]:
         key = (href, text)
         if key in seen:
             continue
-        seen.add(key)
-        out.append(Link(href=href, text=text))
         if len(out) >= limit:
             break
+        seen.add(key)
+        out.append(Link(href=href, text=text))
     return tuple(out)
 
 

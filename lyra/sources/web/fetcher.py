@@ -50,6 +50,7 @@ FetchCode = Literal[
     "network_error",
     "no_text",
     "bad_pdf",
+    "extraction_failed",
 ]
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -237,13 +238,7 @@ class WebFetcher:
         fetched = time.monotonic()
         kind = self._kind(response)
         extract_start = time.monotonic()
-        if kind == "pdf":
-            extracted = extract_pdf(response.body, response.url, origin=url, max_pages=self.settings.web_pdf_max_pages)
-        elif kind == "html":
-            extracted, rendered = self._html(response, trace)
-            if rendered:
-                fetched = time.monotonic()
-        else:
+        if kind is None:
             return self._outcome(
                 url,
                 trace,
@@ -251,6 +246,25 @@ class WebFetcher:
                 "unsupported_type",
                 f"content type {response.content_type or '(none)'} is neither HTML nor PDF; not read",
                 response=response,
+            )
+        try:
+            if kind == "pdf":
+                pages = self.settings.web_pdf_max_pages
+                extracted = extract_pdf(response.body, response.url, origin=url, max_pages=pages)
+            else:
+                extracted, rendered = self._html(response, trace)
+                if rendered:
+                    fetched = time.monotonic()
+        except Exception as exc:  # an extractor failing on hostile markup must not stop the caller
+            log.warning("extraction of %s failed: %s", response.url, exc)
+            return self._outcome(
+                url,
+                trace,
+                start,
+                "extraction_failed",
+                f"{kind} extraction failed: {type(exc).__name__}: {str(exc)[:200]}",
+                response=response,
+                extract_seconds=time.monotonic() - extract_start,
             )
         extract_seconds = time.monotonic() - extract_start
         if extracted.document is None:

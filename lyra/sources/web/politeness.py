@@ -207,13 +207,16 @@ class RobotsCache:
                 entry = self._entries.get(origin)
                 if entry is not None and entry.expires > self._clock():
                     return entry
-            entry = self._fetch(origin)
+            try:
+                entry = self._fetch(origin)
+            finally:
+                with self._lock:
+                    self._loading.pop(origin, None)
             with self._lock:
                 self._entries[origin] = entry
                 self._entries.move_to_end(origin)
                 while len(self._entries) > self.max_entries:
                     self._entries.popitem(last=False)
-                self._loading.pop(origin, None)
             return entry
 
     def _fetch(self, origin: str) -> _Entry:
