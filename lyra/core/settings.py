@@ -5,6 +5,7 @@ Nothing here is instantiated at import time: call :func:`load_settings` (the CLI
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 from pathlib import Path
@@ -90,6 +91,27 @@ class Settings(BaseSettings):
     nli_top_k: int = Field(default=8, ge=1)
     ingest_max_file_bytes: int = Field(default=20_000_000, ge=1)  # a larger local file is skipped, not read
     ingest_max_files: int = Field(default=10_000, ge=1)  # files one ingest (or one file job) reads at most
+
+    # --- web fetching (lyra/sources/web: the one fetcher for `url` targets and candidate URLs)
+    web_timeout_seconds: float = Field(default=20.0, gt=0)  # the whole fetch of one URL, redirects included
+    web_connect_timeout_seconds: float = Field(default=10.0, gt=0)
+    web_max_bytes: int = Field(default=20_000_000, ge=1024)  # a larger response is dropped (too_large), read no further
+    web_max_redirects: int = Field(
+        default=5, ge=0, le=30
+    )  # each hop is checked again (SSRF guard, domain gate, robots)
+    web_user_agent: str = "Lyra/0.1 (evidence research crawler)"  # the product token "Lyra" is what robots.txt sees
+    # a URL or e-mail address site owners can reach the operator at, sent in the User-Agent: please set it
+    web_contact: str | None = None
+    # extra hosts the SSRF guard lets through: IP addresses, CIDR blocks or host names (tests, intranets);
+    # LYRA_FETCH_ALLOW_HOSTS=127.0.0.1,10.1.0.0/16,wiki.intranet
+    fetch_allow_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    web_robots_txt: bool = True  # honour robots.txt (off: for every domain)
+    web_robots_ignore_domains: Annotated[list[str], NoDecode] = Field(default_factory=list)  # robots.txt not read
+    web_robots_cache_seconds: float = Field(default=3600.0, ge=0)
+    web_pdf_max_pages: int = Field(default=500, ge=1)  # pages of a PDF read (local files and fetched)
+    web_max_links: int = Field(default=1000, ge=0)  # links kept from one page's main content
+    web_browser: Literal["off", "auto", "always"] = "off"  # render pages in chromium: never, when needed, always
+    chromium_path: Path = Path("/usr/bin/chromium")  # Debian's chromium, driven by Playwright (never downloaded)
 
     # --- trust and control (seed 003 decision 18)
     high_rejection_rate_threshold: float = Field(default=0.3, ge=0.0, le=1.0)
@@ -186,6 +208,32 @@ class Settings(BaseSettings):
                     "e.g. http://localhost:6274"
                 )
         return [origin.lower() for origin in value]
+
+    @field_validator("fetch_allow_hosts", "web_robots_ignore_domains", mode="before")
+    @classmethod
+    def _split_commas(cls, value: object) -> object:
+        # "a,b" (IPv6 addresses keep their colons, "[::1]" too) or a JSON list
+        if isinstance(value, str):
+            if value.lstrip().startswith('["') or value.strip() == "[]":
+                return json.loads(value)
+            return [part.strip() for part in re.split(r"[,\s]+", value) if part.strip()]
+        return value
+
+    @field_validator("fetch_allow_hosts")
+    @classmethod
+    def _allow_hosts(cls, value: list[str]) -> list[str]:
+        out: list[str] = []
+        for entry in value:
+            name = entry.strip().lower()
+            try:
+                ipaddress.ip_network(name.strip("[]"), strict=False)
+            except ValueError:
+                if not re.fullmatch(r"[a-z0-9_.-]+", name.rstrip(".")):
+                    raise ValueError(
+                        f"LYRA_FETCH_ALLOW_HOSTS entry {entry!r} is not an IP address, a CIDR block or a host name"
+                    ) from None
+            out.append(name)
+        return out
 
     @field_validator("api_token", mode="before")
     @classmethod

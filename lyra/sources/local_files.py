@@ -1,4 +1,4 @@
-"""Local documents as sources: HTML (trafilatura), Markdown, plain text, and JSONL of abstracts.
+"""Local documents as sources: HTML (trafilatura), PDF (pypdf), Markdown, plain text, and JSONL of abstracts.
 
 Every readable document becomes a :class:`SourceDocument`; a document that cannot be used becomes a
 :class:`SkippedDocument` with the reason, and reading goes on with the next one.
@@ -9,6 +9,10 @@ skipped with a reason, and the file actually opened is checked again through its
 between the check and the open is caught too. Only regular files are read (never a device, FIFO or socket, which
 could block or never end), files above ``max_file_bytes`` are skipped, at most ``max_files`` files are read, and
 a folder reached twice (a symbolic link loop) is walked once.
+
+A PDF gives its text (the first ``max_pdf_pages`` pages) with title, author and year from its metadata when present
+(the title falls back to the file name); an encrypted PDF that needs a password, a damaged one and one without a
+text layer are skipped with the reason (:mod:`lyra.sources.pdf`).
 """
 
 from __future__ import annotations
@@ -22,9 +26,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lyra.sources.pdf import DEFAULT_MAX_PAGES, PdfSkipped, read_pdf
+
 log = logging.getLogger(__name__)
 
-SUPPORTED_SUFFIXES = {".html", ".htm", ".md", ".markdown", ".txt", ".jsonl"}
+SUPPORTED_SUFFIXES = {".html", ".htm", ".md", ".markdown", ".txt", ".jsonl", ".pdf"}
 SKIPPED_NAMES = {"readme.md", "questions.json"}
 DEFAULT_MAX_FILE_BYTES = 20_000_000
 DEFAULT_MAX_FILES = 10_000
@@ -39,6 +45,7 @@ class WalkLimits:
     allowed_roots: tuple[Path, ...] | None = None
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     max_files: int = DEFAULT_MAX_FILES
+    max_pdf_pages: int = DEFAULT_MAX_PAGES
     _resolved: tuple[Path, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -57,13 +64,14 @@ class SourceDocument:
     url: str
     title: str | None
     text: str
-    page_type: str  # web | academic | local
+    page_type: str  # web | pdf | academic | local
     origin: str  # the file (and line) it came from
     doi: str | None = None
     year: int | None = None
     venue: str | None = None
     extraction_method: str = "text"
     raw: str | None = None  # the fetched source when it differs from ``text`` (HTML): scanned for dangerous patterns
+    author: str | None = None
 
 
 @dataclass(frozen=True)
@@ -134,6 +142,24 @@ def _jsonl_documents(path: Path, real: Path, raw: str) -> Iterator[SourceDocumen
             venue=item.get("venue"),
             extraction_method="abstract",
         )
+
+
+def _pdf_document(path: Path, real: Path, data: bytes, limits: WalkLimits) -> SourceDocument | SkippedDocument:
+    found = read_pdf(data, max_pages=limits.max_pdf_pages)
+    if isinstance(found, PdfSkipped):
+        return SkippedDocument(str(path), found.reason)
+    return SourceDocument(
+        url=real.as_uri(),
+        title=found.title or path.stem.replace("_", " "),
+        text=found.text,
+        page_type="local",
+        origin=str(path),
+        doi=found.doi,
+        year=found.year,
+        extraction_method="pypdf",
+        raw=found.metadata_text or None,  # the metadata is scanned for dangerous patterns too
+        author=found.author,
+    )
 
 
 def _opened_path(fd: int, fallback: Path) -> Path:
@@ -223,6 +249,9 @@ def read_file(
     data = _read_bounded(str(path), real, limits)
     if isinstance(data, SkippedDocument):
         yield data
+        return
+    if suffix == ".pdf":
+        yield _pdf_document(path, real, data, limits)
         return
     try:
         raw = data.decode("utf-8")

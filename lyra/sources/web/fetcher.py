@@ -1,0 +1,523 @@
+""":class:`WebFetcher`: the one way Lyra reads a URL. See :mod:`lyra.sources.web` for the rules it applies."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from http.cookiejar import CookieJar, DefaultCookiePolicy
+from typing import Literal, Protocol
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+import httpx
+
+from lyra.core.errors import InvalidInputError
+from lyra.core.settings import Settings
+from lyra.sources.domain_patterns import normalise_domain, pattern_matches
+from lyra.sources.domain_policy import ReloadingDomainPolicy
+from lyra.sources.local_files import SourceDocument
+from lyra.sources.web.extract import Extracted, Link, decode_html, extract_html, extract_pdf
+from lyra.sources.web.politeness import (
+    DomainDecider,
+    MemoryPageCounter,
+    PageCounter,
+    PolicyDecider,
+    RateLimiter,
+    RobotsCache,
+    RobotsFile,
+    utc_today,
+)
+from lyra.sources.web.ssrf import AddressPolicy, AddressRefused, GuardedTransport, Resolver, system_resolver
+
+log = logging.getLogger(__name__)
+
+__all__ = ["FetchCode", "FetchOutcome", "PageRenderer", "RawResponse", "WebFetcher"]
+
+FetchCode = Literal[
+    "ok",
+    "invalid_url",
+    "ssrf_refused",
+    "blocked_domain",
+    "robots_disallowed",
+    "daily_limit",
+    "too_large",
+    "timeout",
+    "unsupported_type",
+    "too_many_redirects",
+    "http_error",
+    "network_error",
+    "no_text",
+    "bad_pdf",
+    "extraction_failed",
+]
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+PDF_TYPES = frozenset({"application/pdf", "application/x-pdf", "application/acrobat"})
+SNIFF_TYPES = frozenset({"", "application/octet-stream", "binary/octet-stream", "application/download"})
+ROBOTS_MAX_BYTES = 512_000  # RFC 9309: parse at least 500 KiB
+MAX_CRAWL_DELAY = 30.0  # a robots.txt Crawl-delay above this is capped
+ACCEPT = "text/html,application/xhtml+xml,application/pdf;q=0.9,*/*;q=0.1"
+
+
+@dataclass(frozen=True)
+class RawResponse:
+    """One HTTP response as fetched (no redirect followed): ``body`` is empty for redirects and errors."""
+
+    url: str
+    status: int
+    headers: Mapping[str, str]
+    body: bytes = b""
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+    @property
+    def charset(self) -> str | None:
+        for part in self.headers.get("content-type", "").split(";")[1:]:
+            key, _, value = part.partition("=")
+            if key.strip().lower() == "charset" and value.strip():
+                return value.strip().strip("\"'")
+        return None
+
+
+@dataclass(frozen=True)
+class FetchOutcome:
+    """What fetching one URL gave: a document (``code == "ok"``) or why not (``code`` and ``reason``).
+
+    ``links``: the links of the main content (absolute http(s) URLs with anchor text) for a later citation step.
+    ``fetch_seconds`` covers the network (robots.txt and redirects included), ``wait_seconds`` the politeness waits
+    (not in ``fetch_seconds``), ``extract_seconds`` the text extraction.
+    """
+
+    url: str
+    code: FetchCode
+    reason: str
+    document: SourceDocument | None = None
+    final_url: str | None = None
+    status: int | None = None
+    content_type: str | None = None
+    links: tuple[Link, ...] = ()
+    redirects: tuple[str, ...] = ()
+    fetch_seconds: float = 0.0
+    extract_seconds: float = 0.0
+    wait_seconds: float = 0.0
+    bytes_read: int = 0
+    rendered: bool = False  # the HTML came from the browser
+
+    @property
+    def ok(self) -> bool:
+        return self.document is not None
+
+
+class PageRenderer(Protocol):
+    """A browser backend: renders ``page`` (fetched already: serve it as is) and returns the resulting HTML. Every
+    other request the browser makes must be served through ``fetch`` (the guarded, polite fetcher; it raises when
+    it refuses), never by the browser's own network stack. :class:`lyra.sources.web.browser.ChromiumRenderer`."""
+
+    def render(self, page: RawResponse, fetch: Callable[[str], RawResponse], timeout: float) -> str: ...
+
+    def close(self) -> None: ...
+
+
+class _Refused(Exception):
+    def __init__(self, code: FetchCode, reason: str, status: int | None = None) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+        self.status = status
+
+
+@dataclass
+class _Trace:
+    """What one fetch did so far (filled in while the hops run)."""
+
+    deadline: float
+    wait_seconds: float = 0.0
+    bytes_read: int = 0
+    hops: list[str] = field(default_factory=list)
+
+    def remaining(self) -> float:
+        return self.deadline - time.monotonic()
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower().rpartition("@")[2], "", "", ""))
+
+
+def _default_port(scheme: str) -> int:
+    return 443 if scheme.lower() == "https" else 80
+
+
+def _no_cookies() -> CookieJar:
+    return CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
+
+
+def user_agent(settings: Settings) -> str:
+    contact = f"; +{settings.web_contact}" if settings.web_contact else ""
+    base = settings.web_user_agent.strip()
+    if contact and base.endswith(")"):
+        return base[:-1] + contact + ")"
+    return base + (f" (+{settings.web_contact})" if settings.web_contact else "")
+
+
+class WebFetcher:
+    """Fetches URLs for Lyra: SSRF guard, domain gate, robots.txt, per-domain rate and daily budget, size and time
+    limits, redirects re-checked hop by hop, HTML and PDF extraction. Thread-safe: one fetcher serves every worker
+    thread of a process, so its rate limiter and caches are shared (build it once, in the composition root).
+
+    ``gate``: the domain decision (``DomainGate`` fits); None: ``config/domains.yaml`` alone (:class:`PolicyDecider`).
+    ``resolver``: host name -> addresses (tests map their own names to 127.0.0.1). ``renderer``: a browser backend
+    for pages that need one; None: chromium (:class:`~lyra.sources.web.browser.ChromiumRenderer`) when
+    ``LYRA_WEB_BROWSER`` is ``auto`` or ``always``, else HTML is used as fetched.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        gate: DomainDecider | None = None,
+        *,
+        counter: PageCounter | None = None,
+        limiter: RateLimiter | None = None,
+        resolver: Resolver = system_resolver,
+        renderer: PageRenderer | None = None,
+    ) -> None:
+        self.settings = settings
+        self.gate: DomainDecider = gate or PolicyDecider(
+            ReloadingDomainPolicy(
+                settings.config_dir / "domains.yaml", check_interval=settings.domain_policy_check_seconds
+            )
+        )
+        self.counter: PageCounter = counter or MemoryPageCounter()
+        self.limiter = limiter or RateLimiter()
+        self.address_policy = AddressPolicy.from_allow_list(settings.fetch_allow_hosts)
+        self.user_agent = user_agent(settings)
+        self.robots_agent = self.user_agent.split("/", 1)[0].split()[0] or "Lyra"
+        if renderer is None and settings.web_browser != "off":
+            from lyra.sources.web.browser import ChromiumRenderer  # imports this module: imported late
+
+            renderer = ChromiumRenderer(settings.chromium_path)
+        self.renderer = renderer
+        self.resolver = resolver
+        self._client = httpx.Client(
+            transport=GuardedTransport(self.address_policy, resolver),
+            follow_redirects=False,
+            trust_env=False,
+            cookies=_no_cookies(),
+            headers={"User-Agent": self.user_agent, "Accept": ACCEPT},
+        )
+        self.robots = RobotsCache(self._load_robots, self.robots_agent, ttl=settings.web_robots_cache_seconds)
+        self._closed = threading.Event()
+
+    # ------------------------------------------------------------------ lifecycle
+    def close(self) -> None:
+        if not self._closed.is_set():
+            self._closed.set()
+            self._client.close()
+            if self.renderer is not None:
+                self.renderer.close()
+
+    def __enter__(self) -> WebFetcher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ public
+    def fetch(self, url: str) -> FetchOutcome:
+        """Fetch ``url`` and extract it; never raises for anything the page or the network does."""
+        start = time.monotonic()
+        trace = _Trace(deadline=start + self.settings.web_timeout_seconds)
+        try:
+            response = self._get(url, trace, robots=True, count_page=True, max_bytes=self.settings.web_max_bytes)
+        except _Refused as refused:
+            return self._outcome(url, trace, start, refused.code, refused.reason, status=refused.status)
+        fetched = time.monotonic()
+        kind = self._kind(response)
+        extract_start = time.monotonic()
+        if kind is None:
+            return self._outcome(
+                url,
+                trace,
+                start,
+                "unsupported_type",
+                f"content type {response.content_type or '(none)'} is neither HTML nor PDF; not read",
+                response=response,
+            )
+        try:
+            if kind == "pdf":
+                pages = self.settings.web_pdf_max_pages
+                extracted = extract_pdf(response.body, response.url, origin=url, max_pages=pages)
+            else:
+                extracted, rendered = self._html(response, trace)
+                if rendered:
+                    fetched = time.monotonic()
+        except Exception as exc:  # an extractor failing on hostile markup must not stop the caller
+            log.warning("extraction of %s failed: %s", response.url, exc)
+            return self._outcome(
+                url,
+                trace,
+                start,
+                "extraction_failed",
+                f"{kind} extraction failed: {type(exc).__name__}: {str(exc)[:200]}",
+                response=response,
+                extract_seconds=time.monotonic() - extract_start,
+            )
+        extract_seconds = time.monotonic() - extract_start
+        if extracted.document is None:
+            code: FetchCode = "bad_pdf" if extracted.skip_code == "bad_pdf" else "no_text"
+            return self._outcome(
+                url,
+                trace,
+                start,
+                code,
+                extracted.skip_reason or "no text",
+                response=response,
+                extract_seconds=extract_seconds,
+                links=extracted.links,
+            )
+        return FetchOutcome(
+            url=url,
+            code="ok",
+            reason=f"{kind} read",
+            document=extracted.document,
+            final_url=response.url,
+            status=response.status,
+            content_type=response.content_type,
+            links=extracted.links,
+            redirects=tuple(trace.hops),
+            fetch_seconds=max(0.0, fetched - start - trace.wait_seconds),
+            extract_seconds=extract_seconds,
+            wait_seconds=trace.wait_seconds,
+            bytes_read=trace.bytes_read,
+            rendered=extracted.document.extraction_method.endswith("+browser"),
+        )
+
+    # ------------------------------------------------------------------ steps
+    def _outcome(
+        self,
+        url: str,
+        trace: _Trace,
+        start: float,
+        code: FetchCode,
+        reason: str,
+        *,
+        status: int | None = None,
+        response: RawResponse | None = None,
+        extract_seconds: float = 0.0,
+        links: tuple[Link, ...] = (),
+    ) -> FetchOutcome:
+        elapsed = time.monotonic() - start - trace.wait_seconds - extract_seconds
+        log.info("fetch %s: %s (%s)", url, code, reason)
+        return FetchOutcome(
+            url=url,
+            code=code,
+            reason=reason,
+            final_url=response.url if response is not None else (trace.hops[-1] if trace.hops else None),
+            status=response.status if response is not None else status,
+            content_type=response.content_type if response is not None else None,
+            links=links,
+            redirects=tuple(trace.hops),
+            fetch_seconds=max(0.0, elapsed),
+            extract_seconds=extract_seconds,
+            wait_seconds=trace.wait_seconds,
+            bytes_read=trace.bytes_read,
+        )
+
+    @staticmethod
+    def _kind(response: RawResponse) -> Literal["html", "pdf"] | None:
+        ctype = response.content_type
+        if ctype in PDF_TYPES:
+            return "pdf"
+        if ctype in HTML_TYPES:
+            return "html"
+        if ctype in SNIFF_TYPES:
+            head = response.body[:1024].lstrip()
+            if head.startswith(b"%PDF-"):
+                return "pdf"
+            if head[:1] == b"<" and (b"<html" in head.lower() or b"<!doctype html" in head.lower()):
+                return "html"
+        return None
+
+    def _html(self, response: RawResponse, trace: _Trace) -> tuple[Extracted, bool]:
+        html = decode_html(response.body, response.charset)
+        extracted = extract_html(html, response.url, origin=response.url, max_links=self.settings.web_max_links)
+        mode = self.settings.web_browser
+        if self.renderer is None or mode == "off":
+            return extracted, False
+        if mode == "auto" and not _needs_browser(html, extracted):
+            return extracted, False
+        try:
+            rendered = self.renderer.render(
+                response, lambda sub: self._subresource(sub, trace), max(1.0, trace.remaining())
+            )
+        except Exception as exc:  # the browser failing keeps what plain HTTP gave
+            log.warning("browser rendering of %s failed: %s", response.url, exc)
+            return extracted, False
+        again = extract_html(rendered, response.url, origin=response.url, max_links=self.settings.web_max_links)
+        if again.document is None:
+            return extracted, False
+        document = replace(again.document, extraction_method="trafilatura+browser", raw=rendered)
+        return Extracted(document, again.links), True
+
+    def _subresource(self, url: str, trace: _Trace) -> RawResponse:
+        """A request the browser makes while rendering: same rules as a page (not counted in the daily budget)."""
+        sub = _Trace(deadline=time.monotonic() + self.settings.web_timeout_seconds)
+        try:
+            return self._get(
+                url, sub, robots=True, count_page=False, max_bytes=self.settings.web_max_bytes, any_type=True
+            )
+        finally:
+            trace.wait_seconds += sub.wait_seconds
+            trace.bytes_read += sub.bytes_read
+
+    def _robots_applies(self, domain: str) -> bool:
+        if not self.settings.web_robots_txt:
+            return False
+        return not any(pattern_matches(p, domain) for p in self.settings.web_robots_ignore_domains)
+
+    def _load_robots(self, origin: str) -> RobotsFile:
+        trace = _Trace(deadline=time.monotonic() + min(self.settings.web_timeout_seconds, 15.0))
+        try:
+            got = self._get(
+                origin + "/robots.txt",
+                trace,
+                robots=False,
+                count_page=False,
+                max_bytes=ROBOTS_MAX_BYTES,
+                any_type=True,
+                truncate=True,
+            )
+        except _Refused as refused:
+            if refused.code == "http_error" and refused.status is not None:
+                return RobotsFile(refused.status)
+            if refused.code == "too_many_redirects":
+                return RobotsFile(404, detail=refused.reason)  # RFC 9309 §2.3.1.2: treat as unavailable
+            return RobotsFile(None, detail=refused.reason)
+        return RobotsFile(got.status, got.body.decode("utf-8", errors="replace"))
+
+    def _admit(self, url: str, trace: _Trace, *, robots: bool, count_page: bool) -> None:
+        """Every check before one request goes out; raises _Refused. Waits for the domain's rate slot last."""
+        problem = self.address_policy.url_problem(url)
+        if problem is not None:
+            raise _Refused(*problem)
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        try:
+            domain = normalise_domain(host).removeprefix("www.")
+            decision = self.gate.decide(domain)
+        except (ValueError, InvalidInputError) as exc:  # not a name the gate can look up
+            raise _Refused("invalid_url", f"{host!r} is not a domain name: {exc}") from None
+        if not decision.allowed:
+            raise _Refused(
+                "blocked_domain", f"domain {domain} is blocked ({decision.domain_block_reason}): {decision.reason}"
+            )
+        # a blocked domain is not even resolved. The host is resolved here so that nothing (not even robots.txt) is
+        # asked of a refused host; the connection checks its own lookup again and connects only to a checked address
+        # (ssrf.GuardedBackend)
+        try:
+            self.address_policy.checked_addresses(host, parts.port or _default_port(parts.scheme), self.resolver)
+        except AddressRefused as exc:
+            raise _Refused("ssrf_refused", exc.reason) from None
+        interval = 1.0 / decision.qps if decision.qps > 0 else 1.0
+        if robots and self._robots_applies(domain):
+            answer = self.robots.check(_origin(url), url)
+            if not answer.allowed:
+                raise _Refused("robots_disallowed", answer.reason)
+            if answer.crawl_delay:
+                interval = max(interval, min(answer.crawl_delay, MAX_CRAWL_DELAY))
+        if count_page and not self.counter.take(domain, decision.max_pages_per_day, utc_today()):
+            raise _Refused(
+                "daily_limit", f"{domain} reached its {decision.max_pages_per_day} pages for today (max_pages_per_day)"
+            )
+        trace.wait_seconds += self.limiter.wait(domain, interval)
+
+    def _get(
+        self,
+        url: str,
+        trace: _Trace,
+        *,
+        robots: bool,
+        count_page: bool,
+        max_bytes: int,
+        any_type: bool = False,
+        truncate: bool = False,
+    ) -> RawResponse:
+        """GET with redirects followed by hand, each hop admitted again; the final 2xx response with its body."""
+        current = url
+        for _ in range(self.settings.web_max_redirects + 1):
+            self._admit(current, trace, robots=robots, count_page=count_page)
+            response = self._request(current, trace, max_bytes=max_bytes, any_type=any_type, truncate=truncate)
+            if response.status in REDIRECT_STATUSES:
+                location = response.headers.get("location", "").strip()
+                if not location:
+                    raise _Refused("http_error", f"HTTP {response.status} without a Location", response.status)
+                current = urljoin(current, location)
+                trace.hops.append(current)
+                continue
+            if not 200 <= response.status < 300:
+                raise _Refused("http_error", f"HTTP {response.status} from {current}", response.status)
+            return response
+        raise _Refused(
+            "too_many_redirects", f"more than {self.settings.web_max_redirects} redirects (LYRA_WEB_MAX_REDIRECTS)"
+        )
+
+    def _request(self, url: str, trace: _Trace, *, max_bytes: int, any_type: bool, truncate: bool) -> RawResponse:
+        remaining = trace.remaining()
+        if remaining <= 0:
+            raise _Refused("timeout", f"no time left for {url} ({self.settings.web_timeout_seconds}s in all)")
+        timeout = httpx.Timeout(remaining, connect=min(self.settings.web_connect_timeout_seconds, remaining))
+        try:
+            with self._client.stream("GET", url, timeout=timeout) as stream:
+                headers = {k.lower(): v for k, v in stream.headers.items()}
+                head = RawResponse(str(stream.url), stream.status_code, headers)
+                if stream.status_code in REDIRECT_STATUSES or not 200 <= stream.status_code < 300:
+                    return head
+                if not any_type and self._kind(head) is None and head.content_type not in SNIFF_TYPES:
+                    raise _Refused(
+                        "unsupported_type",
+                        f"content type {head.content_type} is neither HTML nor PDF; not downloaded",
+                        stream.status_code,
+                    )
+                declared = stream.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > max_bytes and not truncate:
+                    raise _Refused(
+                        "too_large", f"Content-Length {declared} is above {max_bytes} bytes (LYRA_WEB_MAX_BYTES)"
+                    )
+                chunks: list[bytes] = []
+                size = 0
+                for chunk in stream.iter_bytes():
+                    chunks.append(chunk)
+                    size += len(chunk)
+                    trace.bytes_read += len(chunk)
+                    if size > max_bytes:
+                        if truncate:
+                            break
+                        raise _Refused(
+                            "too_large",
+                            f"more than {max_bytes} bytes (LYRA_WEB_MAX_BYTES); stopped reading",
+                            stream.status_code,
+                        )
+                    if time.monotonic() > trace.deadline:
+                        raise _Refused("timeout", f"the download took longer than {self.settings.web_timeout_seconds}s")
+                body = b"".join(chunks)[:max_bytes] if truncate else b"".join(chunks)
+                return replace(head, body=body)
+        except AddressRefused as exc:
+            raise _Refused("ssrf_refused", exc.reason) from None
+        except httpx.TimeoutException as exc:
+            raise _Refused(
+                "timeout", f"timed out ({type(exc).__name__}) after {self.settings.web_timeout_seconds}s at most"
+            ) from None
+        except (httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
+            raise _Refused("invalid_url", str(exc)) from None
+        except httpx.HTTPError as exc:
+            raise _Refused("network_error", f"{type(exc).__name__}: {exc}") from None
+
+
+def _needs_browser(html: str, extracted: Extracted) -> bool:
+    """``web_browser=auto``: render when plain HTML gave little text and the page runs scripts."""
+    text = extracted.document.text if extracted.document is not None else ""
+    return len(text) < 500 and html.lower().count("<script") >= 1
