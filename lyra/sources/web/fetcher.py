@@ -157,11 +157,12 @@ def _no_cookies() -> CookieJar:
 
 
 def user_agent(settings: Settings) -> str:
-    contact = f"; +{settings.web_contact}" if settings.web_contact else ""
+    contact_value = settings.web_contact or settings.contact_email
+    contact = f"; +{contact_value}" if contact_value else ""
     base = settings.web_user_agent.strip()
     if contact and base.endswith(")"):
         return base[:-1] + contact + ")"
-    return base + (f" (+{settings.web_contact})" if settings.web_contact else "")
+    return base + (f" (+{contact_value})" if contact_value else "")
 
 
 class WebFetcher:
