@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from lyra.ml.vector_index import FragmentIndex
     from lyra.services.academic import AcademicResearch
     from lyra.services.ingest import IngestService
+    from lyra.sources.web import WebFetcher
 
 
 @dataclass
@@ -89,6 +90,7 @@ class Services:
                 s.allowed_roots,
                 academic=self.academic,
                 max_api_requests=s.scholarly_max_requests_per_task,
+                web=lambda: self.web_fetcher,
             ),
             workers=s.job_workers,
             poll_seconds=s.job_poll_seconds,
@@ -160,6 +162,16 @@ class Services:
             gate=self.domains,
             calibrator=self.calibration.active_calibrator,
         )
+
+    @cached_property
+    def web_fetcher(self) -> WebFetcher:
+        """The process's one web fetcher: its per-domain rate limiter, daily counts and robots.txt cache are shared
+        by every worker thread; every fetch asks the domain gate first."""
+        from lyra.sources.web import WebFetcher
+
+        fetcher = WebFetcher(self.settings, gate=self.domains)
+        self._closers.append(fetcher)
+        return fetcher
 
     def academic(self, max_requests: int | None = None, *, settings: Settings | None = None) -> AcademicResearch:
         """The academic flow over fresh API clients that may send at most ``max_requests`` requests (the task's

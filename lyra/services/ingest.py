@@ -159,6 +159,7 @@ class IngestService:
             allowed_roots=tuple(allowed_roots) if allowed_roots is not None else None,
             max_file_bytes=self.settings.ingest_max_file_bytes,
             max_files=self.settings.ingest_max_files,
+            max_pdf_pages=self.settings.web_pdf_max_pages,
         )
         for item in iter_documents(list(paths), limits):
             if isinstance(item, SkippedDocument):

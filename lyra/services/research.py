@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from lyra.core.errors import BudgetExhausted, SourceUnavailable
@@ -15,7 +16,10 @@ from lyra.services.academic import AcademicResearch, AcademicRun, is_academic_qu
 from lyra.services.ingest import IngestService
 from lyra.services.jobs import ClaimedJob, JobContext, JobOutcome, resolve_file_target
 from lyra.sources.local_files import SourceDocument
-from lyra.sources.scholarly import PaperId, parse_identifier
+from lyra.sources.scholarly import PaperId, find_identifiers, parse_identifier
+
+if TYPE_CHECKING:
+    from lyra.sources.web import WebFetcher
 
 MAX_SKIPPED_IN_RESULT = 20
 
@@ -76,8 +80,8 @@ def api_requests_used(jobs: Sequence[dict[str, object]]) -> dict[str, int]:
 class ResearchExecutor:
     """Runs one job. ``file`` targets go through the ingest pipeline; ``doi`` targets, paper URLs (doi.org,
     Semantic Scholar, OpenAlex, arXiv, PubMed) and ``query`` targets go through the academic flow (search, citation
-    expansion, abstract pages) into the same ingest path. Other ``url`` targets need the web fetcher, which this
-    build does not include yet: those jobs fail with a clear error."""
+    expansion, abstract pages) into the same ingest path; other ``url`` targets through the web fetcher (SSRF guard,
+    domain gate, robots.txt, politeness, HTML and PDF extraction) into the same ingest path."""
 
     def __init__(
         self,
@@ -86,12 +90,14 @@ class ResearchExecutor:
         allowed_roots: Sequence[Path],
         academic: Callable[[int | None], AcademicResearch] | None = None,
         max_api_requests: int | None = None,
+        web: Callable[[], WebFetcher] | None = None,
     ) -> None:
         self.store = store
         self._ingest = ingest
         self.allowed_roots = list(allowed_roots)
         self._academic = academic  # built per job with the task's remaining API request budget
         self.max_api_requests = max_api_requests
+        self._web = web  # the process's one fetcher (its politeness state is shared by every worker)
 
     def __call__(self, job: ClaimedJob, ctx: JobContext) -> JobOutcome:
         row = self.store.run("jobs/task_budget", {"task_id": job.task_id})[0]
@@ -127,13 +133,36 @@ class ResearchExecutor:
         if job.kind == "url":
             pid = paper_identifier(job.value)
             if pid is None:
-                raise SourceUnavailable(
-                    f"source not available: {job.value!r} is a web page, and this Lyra build cannot fetch web pages "
-                    "yet (paper addresses on doi.org, Semantic Scholar, OpenAlex, arXiv and PubMed work); nothing "
-                    "was fetched",
-                )
+                return self._web_job(job, progress)
             return self._academic_job(job, pid, None, pages_left, progress)
         return self._academic_job(job, None, job.value, pages_left, progress)
+
+    def _web_job(self, job: ClaimedJob, progress: Callable[[str, int], None]) -> JobOutcome:
+        """A web page or PDF: fetched through the one guarded, polite fetcher, then the ingest path. A refusal
+        (SSRF guard, blocked domain, robots.txt, limits, type) fails the job with its code and reason."""
+        if self._web is None:
+            raise SourceUnavailable("source not available: web fetching is not configured in this service")
+        outcome = self._web().fetch(job.value)
+        fetch = {
+            "code": outcome.code,
+            "final_url": outcome.final_url,
+            "status": outcome.status,
+            "content_type": outcome.content_type,
+            "redirects": list(outcome.redirects),
+            "bytes": outcome.bytes_read,
+            "fetch_seconds": round(outcome.fetch_seconds, 3),
+            "wait_seconds": round(outcome.wait_seconds, 3),
+            "extract_seconds": round(outcome.extract_seconds, 3),
+            "links": len(outcome.links),
+        }
+        if outcome.document is None:
+            raise SourceUnavailable(f"{outcome.code}: {outcome.reason} (nothing was read from {job.value!r})")
+        report = self._ingest().ingest_documents([outcome.document], job.task_id, progress=progress)
+        result: dict[str, object] = report_summary(report)
+        result["fetch"] = fetch
+        found = find_identifiers(f"{outcome.document.doi or ''}\n{outcome.document.text}")
+        result["identifiers"] = [f"{p.kind}:{p.value}" for p in found[:MAX_SKIPPED_IN_RESULT]]
+        return JobOutcome(result=result, pages=report.documents)
 
     def _academic_job(
         self,
