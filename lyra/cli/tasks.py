@@ -26,11 +26,13 @@ from lyra.cli.common import (
 )
 from lyra.cli.server import start_managed_if_needed
 from lyra.core.ids import task_id_for
+from lyra.core.settings import Settings
 from lyra.models.api import (
     CreateTaskRequest,
     GetMaterialsRequest,
     Materials,
     MaterialsOptions,
+    QueryViewRequest,
     QueueReferenceCandidatesRequest,
     StopTaskRequest,
     Target,
@@ -38,6 +40,12 @@ from lyra.models.api import (
 )
 from lyra.models.ingest import IngestReport, IngestRequest, ResearchRequest
 from lyra.models.validation import parse_one
+from lyra.services.demo import (
+    SCHOLARLY_DEMO_DOI,
+    SCHOLARLY_DEMO_HYPOTHESIS,
+    SCHOLARLY_DEMO_TASK,
+    local_scholarly_apis,
+)
 from lyra.services.operations import Operations
 
 task_app = typer.Typer(help="Create, list and clean up tasks.", no_args_is_help=True)
@@ -189,10 +197,20 @@ def research(
 
 
 @handle_errors
-def demo() -> None:
+def demo(
+    scholarly: bool = typer.Option(
+        False,
+        "--scholarly",
+        help="the academic flow instead: a DOI job against a local server answering like Semantic Scholar and "
+        "OpenAlex (bundled fictional papers): search, citation expansion, CITES edges, reference candidates",
+    ),
+) -> None:
     """The main job: managed Neo4j + offline models + the bundled corpus -> evidence graph and materials."""
     settings = settings_from_env()
     start_managed_if_needed()
+    if scholarly:
+        _scholarly_demo(settings)
+        return
     corpus = settings.config_dir / "examples" / "corpus"
     questions = json.loads((corpus / "questions.json").read_text(encoding="utf-8"))
     with operations(settings) as ops:
@@ -215,3 +233,40 @@ def demo() -> None:
     )
     if not report_.edges:
         err.print("[yellow]no stance edge was written; see the skipped items above[/]")
+
+
+def _scholarly_demo(settings: Settings) -> None:
+    corpus = settings.config_dir / "examples" / "scholarly" / "corpus.json"
+    with local_scholarly_apis(corpus) as overrides:
+        out.print(f"local Semantic Scholar / OpenAlex answering from {corpus} at {overrides['s2_url']}")
+        cache = settings.state_dir / "cache" / "demo_scholarly.sqlite"
+        # 12 papers only: Stage 2 keeps 5 (not 10) so the cut, and the reference candidates it leaves, show
+        api_settings = settings.model_copy(
+            update={**overrides, "scholarly_cache_path": cache, "citation_stage2_top_k": 5}
+        )
+        with open_services(api_settings) as services:
+            ops = services.operations
+            if ops.task_exists(SCHOLARLY_DEMO_TASK):  # pages stay; claims, edges and jobs are rebuilt
+                ops.stop_task(StopTaskRequest(task_id=SCHOLARLY_DEMO_TASK, mode="immediate", cleanup="soft"))
+            ops.create_task(
+                CreateTaskRequest(hypothesis=SCHOLARLY_DEMO_HYPOTHESIS, config=TaskConfig(task_id=SCHOLARLY_DEMO_TASK))
+            )
+            target = Target(kind="doi", value=SCHOLARLY_DEMO_DOI)
+            print_job_results(run_jobs(services, SCHOLARLY_DEMO_TASK, [target], timeout=1800))
+            view = ops.query_view(
+                QueryViewRequest(name="reference_candidates", params={"task_id": SCHOLARLY_DEMO_TASK})
+            )
+            out.print(f"reference candidates (cited, not read yet): {view.row_count}")
+            for row in view.rows[:5]:
+                out.print(f"  - {row['title']} ({row['year']}), doi {row['doi']}", highlight=False, markup=False)
+            out.print("  queue them: lyra task queue-references demo_scholarly --limit 3 (then lyra serve runs them)")
+            out.print(materials_table(_materials(ops, SCHOLARLY_DEMO_TASK, 0)))
+            browser = ops.connection.browser_url
+    if browser:
+        out.print(f"\nNeo4j Browser: {browser}  (user neo4j; password: `lyra neo4j env`)")
+    out.print("Paste this query to see the papers and who cites whom:")
+    out.print(
+        "  MATCH (a:Page)-[c:CITES]->(b:Page) WHERE a.page_type = 'academic_abstract' RETURN a, c, b",
+        highlight=False,
+        markup=False,
+    )
