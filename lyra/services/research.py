@@ -164,6 +164,19 @@ class ResearchExecutor:
         result["identifiers"] = [f"{p.kind}:{p.value}" for p in found[:MAX_SKIPPED_IN_RESULT]]
         return JobOutcome(result=result, pages=report.documents)
 
+    def _remaining_requests(self, task_id: str) -> int | None:
+        """Scholarly API requests the task may still send (its finished jobs' counts against the budget)."""
+        if self.max_api_requests is None:
+            return None
+        used = api_requests_used(self.store.run("jobs/task_jobs", {"task_id": task_id}))
+        remaining = max(self.max_api_requests - sum(used.values()), 0)
+        if remaining == 0:
+            raise BudgetExhausted(
+                f"task {task_id!r} used its scholarly API budget ({self.max_api_requests} requests; "
+                "LYRA_SCHOLARLY_MAX_REQUESTS_PER_TASK)"
+            )
+        return remaining
+
     def _academic_job(
         self,
         job: ClaimedJob,
@@ -174,57 +187,37 @@ class ResearchExecutor:
     ) -> JobOutcome:
         if self._academic is None:
             raise SourceUnavailable("source not available: the academic sources are not configured in this service")
-        remaining: int | None = None
-        if self.max_api_requests is not None:
-            used = api_requests_used(self.store.run("jobs/task_jobs", {"task_id": job.task_id}))
-            remaining = max(self.max_api_requests - sum(used.values()), 0)
-            if remaining == 0:
-                raise BudgetExhausted(
-                    f"task {job.task_id!r} used its scholarly API budget ({self.max_api_requests} requests; "
-                    "LYRA_SCHOLARLY_MAX_REQUESTS_PER_TASK)"
-                )
-        with self._academic(remaining) as academic:
-            return self._run_academic(academic, job, pid, query, pages_left, progress)
+        with self._academic(self._remaining_requests(job.task_id)) as academic:
+            claims = self.store.run("tasks/task_claims", {"task_id": job.task_id})
+            topics = [c["text"] for c in claims]
+            run = AcademicRun()
+            if query is not None:
+                if not is_academic_query(query):
+                    run.warnings.append(
+                        "the query does not look academic (is_academic_query false) and this build has no web search "
+                        "yet: searched the academic APIs anyway"
+                    )
+                seeds = academic.seeds_for_query(query, topics, run)
+                topics = [query, *topics]
+                if not seeds:
+                    run.warnings.append(f"the academic search found no paper for {query!r}")
+            else:
+                assert pid is not None
+                seeds = academic.seeds_for_identifier(pid, run)
+            ingest = self._ingest()
 
-    def _run_academic(
-        self,
-        academic: AcademicResearch,
-        job: ClaimedJob,
-        pid: PaperId | None,
-        query: str | None,
-        pages_left: int | None,
-        progress: Callable[[str, int], None],
-    ) -> JobOutcome:
-        claims = self.store.run("tasks/task_claims", {"task_id": job.task_id})
-        topics = [c["text"] for c in claims]
-        run = AcademicRun()
-        if query is not None:
-            if not is_academic_query(query):
-                run.warnings.append(
-                    "the query does not look academic (is_academic_query false) and this build has no web search "
-                    "yet: searched the academic APIs anyway"
-                )
-            seeds = academic.seeds_for_query(query, topics, run)
-            topics = [query, *topics]
-            if not seeds:
-                run.warnings.append(f"the academic search found no paper for {query!r}")
-        else:
-            assert pid is not None
-            seeds = academic.seeds_for_identifier(pid, run)
-        ingest = self._ingest()
+            def read(documents: Sequence[SourceDocument]) -> IngestReport:
+                return ingest.ingest_documents(documents, job.task_id, progress=progress)
 
-        def read(documents: Sequence[SourceDocument]) -> IngestReport:
-            return ingest.ingest_documents(documents, job.task_id, progress=progress)
-
-        report = academic.run(
-            seeds,
-            topics,
-            pages_left,
-            read,
-            lambda: progress("academic", 0),
-            run,
-            expand=bool(job.options.get("expand_citations", True)),
-        )
-        result: dict[str, object] = report_summary(report) if report is not None else {"documents": 0}
-        result["academic"] = run.as_dict()
-        return JobOutcome(result=result, pages=report.documents if report is not None else 0)
+            report = academic.run(
+                seeds,
+                topics,
+                pages_left,
+                read,
+                lambda: progress("academic", 0),
+                run,
+                expand=bool(job.options.get("expand_citations", True)),
+            )
+            result: dict[str, object] = report_summary(report) if report is not None else {"documents": 0}
+            result["academic"] = run.as_dict()
+            return JobOutcome(result=result, pages=report.documents if report is not None else 0)
