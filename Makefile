@@ -18,6 +18,7 @@ bench:           ## the benchmarks quoted in the README
 	.venv/bin/lyra bench faiss --fragments 100000
 	.venv/bin/lyra bench pipeline --synthetic 10000
 	.venv/bin/lyra bench api
+	.venv/bin/lyra bench citations --sources 10 --candidates 100 --stage1-top-k 5 --pages 1000
 
 eval:            ## stance judge quality on the held-out test half of the labelled set
 	.venv/bin/lyra eval nli --split test

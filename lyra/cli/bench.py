@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
 
 from lyra.cli.common import handle_errors, open_services, out, settings_from_env
+
+if TYPE_CHECKING:
+    from lyra.bench.citations import CitationBenchResult, CitationRun
 
 bench_app = typer.Typer(help="Benchmarks that print numbers.", no_args_is_help=True)
 
@@ -192,3 +196,85 @@ def bench_pipeline(
                 f"{r.corpus}: judge '{variant}' on the same {r.pairs_judged} pairs: {rate:.2f} pairs/s "
                 f"(the configured judge: {r.raw_judge_pairs_per_second:.2f})"
             )
+
+
+@bench_app.command("citations")
+@handle_errors
+def bench_citations(
+    sources: int = typer.Option(10, min=1, max=100, help="source papers in the synthetic corpus"),
+    candidates: int = typer.Option(100, min=2, max=1000, help="neighbours per source paper (half cited, half citing)"),
+    seed: int = typer.Option(0, help="seed of the synthetic corpus"),
+    stage1_top_k: int = typer.Option(30, min=1, help="Stage-1 cut per source = LLM calls per source"),
+    llm: bool = typer.Option(True, "--llm/--no-llm", help="rate Stage-1 survivors with the local LLM (Stage 2)"),
+    pages: int = typer.Option(1000, min=0, help="synthetic abstract pages for the ingest rate (0: skip)"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Citation expansion against the local replay server, stage by stage, run twice (the second from the response
+    cache), and the ingest rate of abstract pages."""
+    from lyra.bench.citations import run_citation_bench
+
+    result = run_citation_bench(
+        settings_from_env(), sources, candidates, seed, stage1_top_k=stage1_top_k, llm=llm, pages=pages
+    )
+    if as_json:
+        print(result.model_dump_json(indent=2))
+        return
+    for table in citation_tables(result):
+        out.print(table)
+
+
+def citation_tables(result: CitationBenchResult) -> list[Table]:
+    """The citation benchmark's tables: per stage, the runs side by side; then the ingest rate."""
+    runs = result.runs
+    title = (
+        f"citation expansion: {result.sources} source papers x {result.candidates_per_source} candidates "
+        f"(seed {result.seed}; Stage-1 top {result.stage1_top_k}, Stage-2 top {result.stage2_top_k}; "
+        f"LLM {'on' if result.llm else 'off'})"
+    )
+    stages = Table("measure", *(f"run {i + 1}" for i in range(len(runs))), title=title)
+
+    def row(name: str, cell: Callable[[CitationRun], str]) -> None:
+        stages.add_row(name, *(cell(r) for r in runs))
+
+    def per_call(r: CitationRun) -> str:
+        return f"{r.llm_calls} ({r.stage2_seconds / r.llm_calls:.2f} s each)" if r.llm_calls else "0"
+
+    row("resolve source DOIs", lambda r: f"{r.resolve_seconds:.2f} s")
+    row("API gathering (neighbours)", lambda r: f"{r.gather_seconds:.2f} s")
+    row("Stage 0", lambda r: f"{r.stage0_seconds:.3f} s")
+    row("Stage 1 (embedding + impact)", lambda r: f"{r.stage1_seconds:.2f} s")
+    row("Stage 2 (LLM)", lambda r: f"{r.stage2_seconds:.2f} s")
+    row("graph writes (pages + CITES)", lambda r: f"{r.write_seconds:.2f} s")
+    row("ingest of the read abstracts", lambda r: f"{r.ingest_seconds:.2f} s")
+    row("total", lambda r: f"{r.seconds_total:.2f} s")
+    row(
+        "candidates > Stage 0 > Stage 1 > final",
+        lambda r: f"{r.candidates} > {r.after_stage0} > {r.after_stage1} > {r.final}",
+    )
+    row("LLM calls", per_call)
+    row("papers seen (pages written)", lambda r: str(r.papers_seen))
+    row("CITES pairs (new)", lambda r: f"{r.citations} ({r.citations_new})")
+    row("abstract pages read (new fragments)", lambda r: f"{r.pages_read} ({r.fragments_new})")
+    row("pairs judged (from cache)", lambda r: f"{r.pairs_judged} ({r.pairs_from_cache})")
+    row("API requests sent / cache hits", lambda r: f"{r.requests} / {r.cache_hits}")
+    row("requests logged by the server", lambda r: str(r.server_requests))
+    tables = [stages]
+    loads = Table("model load, outside the timed stages", "seconds")
+    loads.add_row("embedder", f"{result.embedder_load_seconds:.1f}")
+    loads.add_row("LLM (+ one warm-up call)", f"{result.llm_load_seconds:.1f}" if result.llm_load_seconds else "-")
+    loads.add_row("stance judge (+ one warm-up pair)", f"{result.judge_load_seconds:.1f}")
+    tables.append(loads)
+    if result.ingest is not None:
+        g = result.ingest
+        total = g.seconds_total or 1.0
+        ingest = Table("measure", "value", title=f"ingest of {g.pages:,} abstract pages")
+        ingest.add_row("wall time", f"{g.seconds_total:.1f} s")
+        ingest.add_row("pages/s", f"{g.pages_per_second:.2f} ({g.pages_new:,} new pages)")
+        ingest.add_row("fragments/s", f"{g.fragments_per_second:.2f} ({g.fragments:,} fragments)")
+        ingest.add_row("pairs judged", f"{g.pairs_judged:,}")
+        ingest.add_row("embedding", f"{g.seconds_embedding:.1f} s ({g.seconds_embedding / total:.0%})")
+        ingest.add_row("judging (stance judge)", f"{g.seconds_judging:.1f} s ({g.seconds_judging / total:.0%})")
+        ingest.add_row("writes, dedup, ranking, caches", f"{g.seconds_other:.1f} s ({g.seconds_other / total:.0%})")
+        ingest.add_row("in models (IngestReport)", f"{g.seconds_in_models:.1f} s ({g.seconds_in_models / total:.0%})")
+        tables.append(ingest)
+    return tables

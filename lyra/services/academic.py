@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -129,9 +130,22 @@ class StageCounts:
     after_stage1: int = 0
     final: int = 0
     llm_calls: int = 0
+    # wall seconds per stage (for `lyra bench citations`); not in as_dict(), whose values are all ints
+    stage0_seconds: float = 0.0
+    stage1_seconds: float = 0.0
+    stage2_seconds: float = 0.0
 
     def add(self, other: StageCounts) -> None:
-        for name in ("candidates", "after_stage0", "after_stage1", "final", "llm_calls"):
+        for name in (
+            "candidates",
+            "after_stage0",
+            "after_stage1",
+            "final",
+            "llm_calls",
+            "stage0_seconds",
+            "stage1_seconds",
+            "stage2_seconds",
+        ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def as_dict(self) -> dict[str, int]:
@@ -162,6 +176,7 @@ class CitationFilter:
         self, seed: Paper, candidates: Sequence[Paper], topics: Sequence[str], warnings: list[str] | None = None
     ) -> tuple[list[ScoredPaper], StageCounts]:
         s = self.settings
+        start = time.perf_counter()
         counts = StageCounts(candidates=len(candidates))
         index = PaperIndex()
         for paper in candidates:
@@ -181,6 +196,8 @@ class CitationFilter:
                 continue
             kept.append(p)
         counts.after_stage0 = len(kept)
+        counts.stage0_seconds = time.perf_counter() - start
+        start = time.perf_counter()
         if not kept:
             self._log(seed, counts)
             return [], counts
@@ -210,6 +227,8 @@ class CitationFilter:
         scored.sort(key=lambda x: (-x.stage1, x.paper.key()))
         stage1 = scored[: s.citation_stage1_top_k]
         counts.after_stage1 = len(stage1)
+        counts.stage1_seconds = time.perf_counter() - start
+        start = time.perf_counter()
 
         llm = self._llm()
         if llm is None and warnings is not None:
@@ -227,6 +246,7 @@ class CitationFilter:
         stage1.sort(key=lambda x: (-(x.stage2 or 0.0), x.paper.key()))
         final = stage1[: s.citation_stage2_top_k]
         counts.final = len(final)
+        counts.stage2_seconds = time.perf_counter() - start
         self._log(seed, counts)
         return final, counts
 
