@@ -27,7 +27,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -41,7 +41,7 @@ from lyra.ml.protocols import LLM, Embedder
 from lyra.models.ingest import IngestReport
 from lyra.sources.injection import Fence, detect_injection
 from lyra.sources.local_files import SourceDocument
-from lyra.sources.scholarly import Citation, Paper, PaperId, PaperIndex
+from lyra.sources.scholarly import Citation, Paper, PaperId, PaperIndex, find_identifiers
 
 if TYPE_CHECKING:
     from lyra.sources.scholarly.provider import ScholarlySources
@@ -75,12 +75,10 @@ _WORD = re.compile(r"[a-z][a-z0-9\-\.]*")
 def is_academic_query(query: str) -> bool:
     """Whether a query is one for the academic APIs first: a paper identifier, or two or more scholarly words (one
     is enough for a short query of at most four words)."""
-    from lyra.sources.scholarly import find_identifiers
-
     if find_identifiers(query):
         return True
     words = _WORD.findall(query.lower())
-    hits = sum(1 for w in words if w.strip(".") in _ACADEMIC_WORDS or w in _ACADEMIC_WORDS)
+    hits = sum(1 for w in words if w.strip(".") in _ACADEMIC_WORDS)
     return hits >= 2 or (hits >= 1 and len(words) <= 4)
 
 
@@ -136,26 +134,12 @@ class StageCounts:
     stage2_seconds: float = 0.0
 
     def add(self, other: StageCounts) -> None:
-        for name in (
-            "candidates",
-            "after_stage0",
-            "after_stage1",
-            "final",
-            "llm_calls",
-            "stage0_seconds",
-            "stage1_seconds",
-            "stage2_seconds",
-        ):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
     def as_dict(self) -> dict[str, int]:
-        return {
-            "candidates": self.candidates,
-            "after_stage0": self.after_stage0,
-            "after_stage1": self.after_stage1,
-            "final": self.final,
-            "llm_calls": self.llm_calls,
-        }
+        """The counts (ints only: get_status sums them over jobs)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.type == "int"}
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,6 +14,7 @@ from lyra.models.ingest import IngestReport
 from lyra.services.academic import AcademicResearch, AcademicRun, is_academic_query
 from lyra.services.ingest import IngestService
 from lyra.services.jobs import ClaimedJob, JobContext, JobOutcome, resolve_file_target
+from lyra.services.status import academic_usage
 from lyra.sources.local_files import SourceDocument
 from lyra.sources.scholarly import PaperId, find_identifiers, parse_identifier
 
@@ -61,20 +61,6 @@ def paper_identifier(url: str) -> PaperId | None:
     """The paper a URL names when it is a DOI resolver, Semantic Scholar, OpenAlex, arXiv or PubMed address."""
     host = (urlparse(url).hostname or "").lower().removeprefix("www.")
     return parse_identifier(url) if host in PAPER_HOSTS else None
-
-
-def api_requests_used(jobs: Sequence[dict[str, object]]) -> dict[str, int]:
-    """Requests each scholarly API has been sent for a task's finished jobs (from their results)."""
-    used: dict[str, int] = {}
-    for job in jobs:
-        raw = job.get("result")
-        result = json.loads(raw) if isinstance(raw, str) and raw else None
-        academic = result.get("academic") if isinstance(result, dict) else None
-        api = academic.get("api") if isinstance(academic, dict) else None
-        for name, counters in (api or {}).items():
-            if isinstance(counters, dict) and isinstance(counters.get("requests"), int):
-                used[name] = used.get(name, 0) + counters["requests"]
-    return used
 
 
 class ResearchExecutor:
@@ -168,8 +154,9 @@ class ResearchExecutor:
         """Scholarly API requests the task may still send (its finished jobs' counts against the budget)."""
         if self.max_api_requests is None:
             return None
-        used = api_requests_used(self.store.run("jobs/task_jobs", {"task_id": task_id}))
-        remaining = max(self.max_api_requests - sum(used.values()), 0)
+        usage = academic_usage(self.store.run("jobs/task_jobs", {"task_id": task_id}), self.max_api_requests)
+        used = sum(counters.get("requests", 0) for counters in usage.api.values()) if usage else 0
+        remaining = max(self.max_api_requests - used, 0)
         if remaining == 0:
             raise BudgetExhausted(
                 f"task {task_id!r} used its scholarly API budget ({self.max_api_requests} requests; "
