@@ -2,7 +2,7 @@
 # The test command: installs what is missing, starts the managed *test* Neo4j (bolt 7688, http 7475,
 # separate from the demo's data), runs ruff, mypy and pytest against it, and stops it again if it started it.
 # Extra arguments go to pytest. Fails when a check fails or when no test ran.
-# LYRA_TEST_INSTANCE=test2 (test3, test4) runs against another managed instance, e.g. for a second checkout.
+# LYRA_TEST_INSTANCE=test2 (test3 … test6) runs against another managed instance, e.g. for a second checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,8 +10,8 @@ scripts/setup.sh --dev
 
 instance=${LYRA_TEST_INSTANCE:-test}
 case "$instance" in
-  test) http_port=7475 ;; test2) http_port=7476 ;; test3) http_port=7477 ;; test4) http_port=7478 ;;
-  *) echo "LYRA_TEST_INSTANCE must be test, test2, test3 or test4" >&2; exit 2 ;;
+  test) http_port=7475 ;; test2) http_port=7476 ;; test3) http_port=7477 ;; test4) http_port=7478 ;; test5) http_port=7479 ;; test6) http_port=7480 ;;
+  *) echo "LYRA_TEST_INSTANCE must be test or test2 … test6" >&2; exit 2 ;;
 esac
 was_running=0
 .venv/bin/lyra neo4j status --instance "$instance" >/dev/null 2>&1 && was_running=1

@@ -31,13 +31,15 @@ from lyra.graph.query_guard import server_procedure_allowlist
 
 log = logging.getLogger(__name__)
 
-# test2..test4 let several checkouts (or parallel test runs) each use a throw-away instance of their own.
+# test2..test6 let several checkouts (or parallel test runs) each use a throw-away instance of their own.
 INSTANCE_PORTS: dict[str, tuple[int, int]] = {
     "default": (7687, 7474),
     "test": (7688, 7475),
     "test2": (7689, 7476),
     "test3": (7690, 7477),
     "test4": (7691, 7478),
+    "test5": (7692, 7479),
+    "test6": (7693, 7480),
 }
 NEO4J_USERNAME = "neo4j"
 
