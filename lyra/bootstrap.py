@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from lyra.ml.vector_index import FragmentIndex
     from lyra.services.academic import AcademicResearch
     from lyra.services.ingest import IngestService
+    from lyra.services.web_citations import CitationDetector
     from lyra.sources.web import WebFetcher
 
 
@@ -91,6 +92,9 @@ class Services:
                 academic=self.academic,
                 max_api_requests=s.scholarly_max_requests_per_task,
                 web=lambda: self.web_fetcher,
+                enrichment_max=s.identifier_enrichment_max,
+                enrich_local=s.identifier_enrichment_local,
+                citations=(lambda: self.citation_detector) if s.web_citation_detection else None,
             ),
             workers=s.job_workers,
             poll_seconds=s.job_poll_seconds,
@@ -172,6 +176,16 @@ class Services:
         fetcher = WebFetcher(self.settings, gate=self.domains)
         self._closers.append(fetcher)
         return fetcher
+
+    @cached_property
+    def citation_detector(self) -> CitationDetector:
+        """Web citation detection of fetched pages (the local LLM loads at the first link it is asked about)."""
+        from lyra.services.web_citations import CitationDetector
+
+        models = self.models
+        return CitationDetector(
+            self.settings, self.evidence, self.domains, lambda: models.llm, self.settings.prompts_dir
+        )
 
     def academic(self, max_requests: int | None = None, *, settings: Settings | None = None) -> AcademicResearch:
         """The academic flow over fresh API clients that may send at most ``max_requests`` requests (the task's

@@ -112,6 +112,10 @@ class Settings(BaseSettings):
     web_max_links: int = Field(default=1000, ge=0)  # links kept from one page's main content
     web_browser: Literal["off", "auto", "always"] = "off"  # render pages in chromium: never, when needed, always
     chromium_path: Path = Path("/usr/bin/chromium")  # Debian's chromium, driven by Playwright (never downloaded)
+    # web citation detection (seed 003 Phase 3b): links of a fetched page that the local LLM says are cited sources
+    # become CITES {citation_source: extraction} (lyra/services/web_citations.py)
+    web_citation_detection: bool = True
+    web_citation_max_links: int = Field(default=10, ge=0, le=200)  # links per page asked of the LLM (0: rules only)
 
     # --- trust and control (seed 003 decision 18)
     high_rejection_rate_threshold: float = Field(default=0.3, ge=0.0, le=1.0)
@@ -157,6 +161,10 @@ class Settings(BaseSettings):
     citation_stage2_weight_impact: float = Field(default=0.2, ge=0.0)
     citation_abstract_chars: int = Field(default=1500, ge=100)  # of an abstract shown to the LLM in Stage 2
     scholarly_max_requests_per_task: int = Field(default=600, ge=1)  # both APIs together, all of a task's jobs
+    # identifier enrichment (seed 003 Step 3): DOIs, PMIDs and arXiv ids a read page, a search result or a JSONL
+    # record carries go to the same resolver as a doi target (abstract page, CITES from the naming page)
+    identifier_enrichment_max: int = Field(default=10, ge=0, le=200)  # identifiers resolved per job; 0: off
+    identifier_enrichment_local: bool = False  # also for file targets (url and query targets: always)
     # --- scholarly APIs (Semantic Scholar, OpenAlex): lyra/sources/scholarly
     s2_url: str = "https://api.semanticscholar.org/graph/v1"
     s2_api_key: SecretStr | None = None  # header x-api-key; without it S2 shares a small keyless pool (429s)

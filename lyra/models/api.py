@@ -130,6 +130,12 @@ class TargetOptions(Request):
         description="doi, paper-url and query targets: follow the papers' references and citations (depth 1, "
         "budgeted: seed 003 decision 11); false reads only the paper(s) themselves",
     )
+    enrich_identifiers: bool | None = Field(
+        default=None,
+        description="send the DOIs, PMIDs and arXiv ids the read pages carry to the academic resolver (abstract "
+        "pages, CITES from the naming page); default: on for url and query targets, LYRA_IDENTIFIER_ENRICHMENT_LOCAL "
+        "for file targets",
+    )
 
 
 class Target(Request):

@@ -41,6 +41,16 @@ class SkippedItem(BaseModel):
     reason: str
 
 
+class IdentifierMention(BaseModel):
+    """A paper identifier (``doi:…``, ``pmid:…``, ``arxiv:…``) a read document carries: its own (``own``: the
+    DOI in its metadata or a JSONL record's ``doi``) or one its text names (a citation). Research jobs send them
+    to the academic resolver (identifier enrichment, seed 003 Step 3)."""
+
+    page_id: str | None = Field(description="the page that names it; None for a search result")
+    identifier: str
+    own: bool
+
+
 class IngestReport(BaseModel):
     task_id: str
     cause_id: str
@@ -60,3 +70,6 @@ class IngestReport(BaseModel):
     extracted_claims: list[str] = Field(default_factory=list)
     seconds_total: float = 0.0
     seconds_in_models: float = 0.0
+    # for jobs, not serialised: the identifiers the read documents carry, and each read document's page id by URL
+    identifiers: list[IdentifierMention] = Field(default_factory=list, exclude=True)
+    page_ids: dict[str, str] = Field(default_factory=dict, exclude=True)

@@ -307,6 +307,8 @@ class AcademicRun:
     budget_skipped: int = 0
     warnings: list[str] = field(default_factory=list)
     api: dict[str, dict[str, int]] = field(default_factory=dict)
+    identifiers: list[str] = field(default_factory=list)  # sent to the resolver by identifier enrichment
+    not_found: list[str] = field(default_factory=list)  # of those, unknown to both APIs
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -320,6 +322,8 @@ class AcademicRun:
             "budget_skipped": self.budget_skipped,
             "warnings": self.warnings,
             "api": self.api,
+            "identifiers": self.identifiers,
+            "not_found": self.not_found,
         }
 
 
@@ -371,6 +375,26 @@ class AcademicResearch:
         order = sorted(range(len(papers)), key=lambda i: (-float(score[i]), papers[i].key()))
         return [papers[i] for i in order[: self.settings.academic_query_top_k]]
 
+    def resolve_identifiers(
+        self, pids: Sequence[PaperId], run: AcademicRun, check: Callable[[], None]
+    ) -> list[tuple[PaperId, Paper]]:
+        """Identifier enrichment (seed 003 Step 3): each identifier through the resolver a doi target uses. Unknown
+        ones are listed in the run; when every API is down the rest are not tried (one warning, never a failure)."""
+        found: list[tuple[PaperId, Paper]] = []
+        for n, pid in enumerate(pids):
+            check()
+            try:
+                got = self.sources.resolve(pid)
+            except SourceUnavailable as exc:
+                run.warnings.append(f"identifier enrichment stopped after {n} of {len(pids)}: {exc.message}")
+                break
+            run.warnings.extend(got.warnings)
+            if got.value is None:
+                run.not_found.append(str(pid))
+            else:
+                found.append((pid, got.value))
+        return found
+
     # -------------------------------------------------------------- expansion
     def expand(
         self, seeds: Sequence[Paper], topics: Sequence[str], run: AcademicRun, check: Callable[[], None]
@@ -403,8 +427,11 @@ class AcademicResearch:
         return selected, citations, seen
 
     # ------------------------------------------------------------------ writes
-    def write_graph(self, papers: Sequence[Paper], citations: Sequence[Citation], run: AcademicRun) -> None:
-        """A page for every paper seen and a CITES edge for every pair (idempotent: re-runs find them)."""
+    def write_graph(
+        self, papers: Sequence[Paper], citations: Sequence[Citation], run: AcademicRun
+    ) -> Callable[[Paper], str | None]:
+        """A page for every paper seen and a CITES edge for every pair (idempotent: re-runs find them). Returns the
+        page id of a paper seen (None for one without an address)."""
         index = PaperIndex()
         for paper in papers:
             index.add(paper)
@@ -413,14 +440,16 @@ class AcademicResearch:
             index.add(c.cited)
         canonical = [p for p in index if p.url()]
         run.papers_seen = len(canonical)
-        if not canonical:
-            return
-        written = self.evidence.upsert_pages([paper_page(p) for p in canonical])
-        page_of = {p.key(): pid for p, pid in zip(canonical, written.ids, strict=True)}
+        page_of: dict[str, str] = {}
 
         def page_id(paper: Paper) -> str | None:
             found = index.get(paper)
             return page_of.get(found.key()) if found is not None else None
+
+        if not canonical:
+            return page_id
+        written = self.evidence.upsert_pages([paper_page(p) for p in canonical])
+        page_of.update((p.key(), pid) for p, pid in zip(canonical, written.ids, strict=True))
 
         pairs: dict[tuple[str, str], str] = {}
         for c in citations:
@@ -439,6 +468,7 @@ class AcademicResearch:
             )
             run.citations += len(pairs)
             run.citations_new += result.created
+        return page_id
 
     def read(
         self, papers: Sequence[Paper], pages_left: int | None, ingest: IngestDocuments, run: AcademicRun

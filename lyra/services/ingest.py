@@ -25,11 +25,12 @@ from lyra.ml.protocols import LLM, Embedder, NLIJudge, NLIResult
 from lyra.ml.ranking import CandidateRanker
 from lyra.ml.vector_index import FragmentIndex
 from lyra.models.graph import RELATION_FOR_LABEL, PageIn, PageType
-from lyra.models.ingest import IngestReport, SkippedItem
+from lyra.models.ingest import IdentifierMention, IngestReport, SkippedItem
 from lyra.services.tasks import TaskService
 from lyra.sources.chunking import chunk_text
 from lyra.sources.injection import detect_injection
 from lyra.sources.local_files import SkippedDocument, SourceDocument, WalkLimits, iter_documents
+from lyra.sources.scholarly.papers import PaperId, find_identifiers, normalise_doi
 
 if TYPE_CHECKING:
     from lyra.ml.calibration import Calibrator
@@ -60,6 +61,19 @@ class _Timer:
             return fn()
         finally:
             self.model_seconds += time.perf_counter() - start
+
+
+MAX_MENTIONS_PER_DOCUMENT = 50
+
+
+def _mentions(doc: SourceDocument, page_id: str) -> list[IdentifierMention]:
+    """The paper identifiers a read document carries: its own DOI first, then those its text names."""
+    own_doi = normalise_doi(doc.doi) if doc.doi else None
+    own = PaperId("doi", own_doi) if own_doi else None
+    named = [pid for pid in find_identifiers(doc.text) if pid != own][:MAX_MENTIONS_PER_DOCUMENT]
+    mentions = [IdentifierMention(page_id=page_id, identifier=str(own), own=True)] if own is not None else []
+    mentions.extend(IdentifierMention(page_id=page_id, identifier=str(pid), own=False) for pid in named)
+    return mentions
 
 
 def _page_type(doc: SourceDocument) -> PageType:
@@ -276,6 +290,8 @@ class IngestService:
 
         passages: list[_Passage] = []
         for doc, page_id, row in zip(kept, written.ids, page_rows, strict=True):
+            report.identifiers.extend(_mentions(doc, page_id))
+            report.page_ids[doc.url] = page_id
             pieces = chunk_text(doc.text, max_chars=self.settings.chunk_max_chars)
             if not pieces:
                 report.skipped.append(SkippedItem(item=doc.origin, reason="no passage long enough to judge"))
