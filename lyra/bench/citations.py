@@ -20,11 +20,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, SecretStr
 
+from lyra.bench.timing import IngestRate, measure_ingest
 from lyra.bootstrap import Services, build_services
 from lyra.core.settings import Settings
 from lyra.graph.connection import resolve_connection
-from lyra.ml.cache import CachedJudge
-from lyra.ml.protocols import Embedder, FloatArray, NLIJudge, NLIResult
 from lyra.models.ingest import IngestReport
 from lyra.services.academic import AcademicRun, CitationFilter
 from lyra.sources.local_files import SourceDocument
@@ -77,20 +76,6 @@ class CitationRun(BaseModel):
         )
 
 
-class IngestRate(BaseModel):
-    pages: int
-    pages_new: int
-    fragments: int
-    pairs_judged: int
-    seconds_total: float
-    seconds_in_models: float  # the IngestReport's own figure
-    seconds_embedding: float
-    seconds_judging: float  # the stance judge itself (cache misses)
-    seconds_other: float  # writes, dedup (FAISS), ranking, caches
-    pages_per_second: float
-    fragments_per_second: float
-
-
 class CitationBenchResult(BaseModel):
     sources: int
     candidates_per_source: int
@@ -110,39 +95,6 @@ class CitationBenchResult(BaseModel):
     def seconds_per_llm_call(self) -> float | None:
         first = self.runs[0]
         return first.stage2_seconds / first.llm_calls if first.llm_calls else None
-
-
-class _TimedEmbedder:
-    """An embedder that adds up the seconds spent in ``embed``."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-        self.model_id = inner.model_id
-        self.dimension = inner.dimension
-        self.seconds = 0.0
-
-    def embed(self, texts: Sequence[str]) -> FloatArray:
-        start = time.perf_counter()
-        try:
-            return self.inner.embed(texts)
-        finally:
-            self.seconds += time.perf_counter() - start
-
-
-class _TimedJudge:
-    """A stance judge that adds up the seconds spent in ``judge``."""
-
-    def __init__(self, inner: NLIJudge) -> None:
-        self.inner = inner
-        self.model_id = inner.model_id
-        self.seconds = 0.0
-
-    def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIResult]:
-        start = time.perf_counter()
-        try:
-            return self.inner.judge(pairs)
-        finally:
-            self.seconds += time.perf_counter() - start
 
 
 def corpus_counts(corpus: Corpus) -> tuple[int, int]:
@@ -248,39 +200,6 @@ def _citation_run(
     )
 
 
-def _ingest_rate(services: Services, pages: int, seed: int) -> IngestRate:
-    documents = abstract_documents(pages, seed)
-    ingest = services.ingest
-    embedder = _TimedEmbedder(ingest.embedder)
-    ingest.embedder = embedder
-    judge: _TimedJudge | None = None
-    if isinstance(ingest.judge, CachedJudge):
-        judge = _TimedJudge(ingest.judge.judge_impl)
-        ingest.judge.judge_impl = judge
-    try:
-        report = ingest.ingest_documents(documents, TASK_ID)
-    finally:
-        ingest.embedder = embedder.inner
-        if judge is not None and isinstance(ingest.judge, CachedJudge):
-            ingest.judge.judge_impl = judge.inner
-    fragments = report.fragments_new + report.fragments_existing + report.fragments_near_duplicate
-    total = report.seconds_total
-    judging = judge.seconds if judge is not None else max(report.seconds_in_models - embedder.seconds, 0.0)
-    return IngestRate(
-        pages=report.documents,
-        pages_new=report.pages_new,
-        fragments=fragments,
-        pairs_judged=report.pairs_judged,
-        seconds_total=total,
-        seconds_in_models=report.seconds_in_models,
-        seconds_embedding=embedder.seconds,
-        seconds_judging=judging,
-        seconds_other=max(total - embedder.seconds - judging, 0.0),
-        pages_per_second=report.documents / total if total else 0.0,
-        fragments_per_second=fragments / total if total else 0.0,
-    )
-
-
 def run_citation_bench(
     settings: Settings,
     sources: int = 10,
@@ -342,7 +261,7 @@ def run_citation_bench(
                 _citation_run(services, api_settings, replay, source_dois, topics, llm, urls)
                 for _ in range(max(runs, 1))
             ]
-            rate = _ingest_rate(services, pages, seed + 1000) if pages else None
+            rate = measure_ingest(services, abstract_documents(pages, seed + 1000), TASK_ID) if pages else None
         finally:
             try:
                 if services.tasks.tasks.exists(TASK_ID):

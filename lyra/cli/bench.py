@@ -14,6 +14,8 @@ from lyra.cli.common import handle_errors, open_services, out, settings_from_env
 
 if TYPE_CHECKING:
     from lyra.bench.citations import CitationBenchResult, CitationRun
+    from lyra.bench.fetch import FetchBenchResult, FetchMode
+    from lyra.bench.timing import IngestRate
 
 bench_app = typer.Typer(help="Benchmarks that print numbers.", no_args_is_help=True)
 
@@ -265,16 +267,83 @@ def citation_tables(result: CitationBenchResult) -> list[Table]:
     loads.add_row("stance judge (+ one warm-up pair)", f"{result.judge_load_seconds:.1f}")
     tables.append(loads)
     if result.ingest is not None:
-        g = result.ingest
-        total = g.seconds_total or 1.0
-        ingest = Table("measure", "value", title=f"ingest of {g.pages:,} abstract pages")
-        ingest.add_row("wall time", f"{g.seconds_total:.1f} s")
-        ingest.add_row("pages/s", f"{g.pages_per_second:.2f} ({g.pages_new:,} new pages)")
-        ingest.add_row("fragments/s", f"{g.fragments_per_second:.2f} ({g.fragments:,} fragments)")
-        ingest.add_row("pairs judged", f"{g.pairs_judged:,}")
-        ingest.add_row("embedding", f"{g.seconds_embedding:.1f} s ({g.seconds_embedding / total:.0%})")
-        ingest.add_row("judging (stance judge)", f"{g.seconds_judging:.1f} s ({g.seconds_judging / total:.0%})")
-        ingest.add_row("writes, dedup, ranking, caches", f"{g.seconds_other:.1f} s ({g.seconds_other / total:.0%})")
-        ingest.add_row("in models (IngestReport)", f"{g.seconds_in_models:.1f} s ({g.seconds_in_models / total:.0%})")
-        tables.append(ingest)
+        tables.append(ingest_table(result.ingest, f"ingest of {result.ingest.pages:,} abstract pages"))
+    return tables
+
+
+def ingest_table(g: IngestRate, title: str) -> Table:
+    """An ingest's rate and where its time went."""
+    total = g.seconds_total or 1.0
+    ingest = Table("measure", "value", title=title)
+    ingest.add_row("wall time", f"{g.seconds_total:.1f} s")
+    ingest.add_row("pages/s", f"{g.pages_per_second:.2f} ({g.pages_new:,} new pages)")
+    ingest.add_row("fragments/s", f"{g.fragments_per_second:.2f} ({g.fragments:,} fragments)")
+    ingest.add_row("pairs judged", f"{g.pairs_judged:,}")
+    ingest.add_row("embedding", f"{g.seconds_embedding:.1f} s ({g.seconds_embedding / total:.0%})")
+    ingest.add_row("judging (stance judge)", f"{g.seconds_judging:.1f} s ({g.seconds_judging / total:.0%})")
+    ingest.add_row("writes, dedup, ranking, caches", f"{g.seconds_other:.1f} s ({g.seconds_other / total:.0%})")
+    ingest.add_row("in models (IngestReport)", f"{g.seconds_in_models:.1f} s ({g.seconds_in_models / total:.0%})")
+    return ingest
+
+
+@bench_app.command("fetch")
+@handle_errors
+def bench_fetch(
+    pages: int = typer.Option(200, min=1, max=5000, help="generated article pages served on 127.0.0.1"),
+    domains: int = typer.Option(10, min=1, max=100, help="host names the pages are spread over"),
+    workers: int = typer.Option(2, min=1, max=16, help="fetching threads (as job workers)"),
+    browser_pages: int = typer.Option(40, min=0, help="pages rendered by chromium (0: skip the browser mode)"),
+    seed: int = typer.Option(0, help="seed of the generated pages"),
+    ingest: bool = typer.Option(True, "--ingest/--no-ingest", help="also read the fetched pages into a task"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """The web fetcher on a local web: politeness off vs on, httpx vs chromium, pages/s, and where a page's time
+    goes (fetch, extraction, ingest with judging)."""
+    from lyra.bench.fetch import run_fetch_bench
+
+    result = run_fetch_bench(
+        settings_from_env(), pages, domains, workers, browser_pages=browser_pages, seed=seed, ingest=ingest
+    )
+    if as_json:
+        print(result.model_dump_json(indent=2))
+        return
+    for table in fetch_tables(result):
+        out.print(table)
+
+
+def fetch_tables(result: FetchBenchResult) -> list[Table]:
+    """The fetch benchmark's tables: the modes side by side, the ingest of the fetched pages, the time shares."""
+    modes = Table(
+        "measure",
+        *(m.name for m in result.modes),
+        title=f"fetching {result.pages} local pages on {result.domains} domains with {result.workers} workers",
+    )
+
+    def row(name: str, cell: Callable[[FetchMode], str]) -> None:
+        modes.add_row(name, *(cell(m) for m in result.modes))
+
+    row("pages (ok)", lambda m: f"{m.pages} ({m.ok})")
+    row("wall time", lambda m: f"{m.wall_seconds:.2f} s")
+    row("pages/s", lambda m: f"{m.pages_per_second:.1f}")
+    row("fetch, summed", lambda m: f"{m.fetch_seconds:.2f} s ({m.fetch_seconds / max(m.pages, 1) * 1000:.1f} ms/page)")
+    row(
+        "extraction, summed",
+        lambda m: f"{m.extract_seconds:.2f} s ({m.extract_seconds / max(m.pages, 1) * 1000:.1f} ms/page)",
+    )
+    row("politeness waits, summed", lambda m: f"{m.wait_seconds:.2f} s")
+    row(
+        "shortest gap per domain (setting)",
+        lambda m: (
+            (f"{m.min_gap_seconds:.3f} s" if m.min_gap_seconds is not None else "-")
+            + (f" (>= {1 / m.qps_setting:.3f} s)" if m.qps_setting else "")
+        ),
+    )
+    row("codes", lambda m: ", ".join(f"{k} {v}" for k, v in sorted(m.codes.items())))
+    tables = [modes]
+    if result.ingest is not None:
+        tables.append(ingest_table(result.ingest, f"ingest of the {result.ingest.pages:,} fetched pages"))
+    shares = Table("per page, politeness off", "share of time", title="where a fetched page's time goes")
+    for name, share in result.share().items():
+        shares.add_row(name, f"{share:.0%}")
+    tables.append(shares)
     return tables

@@ -158,6 +158,7 @@ class ResearchExecutor:
             "fetch_seconds": round(outcome.fetch_seconds, 3),
             "wait_seconds": round(outcome.wait_seconds, 3),
             "extract_seconds": round(outcome.extract_seconds, 3),
+            "render_seconds": round(outcome.render_seconds, 3),
             "links": len(outcome.links),
         }
         if outcome.document is None:

@@ -88,8 +88,9 @@ class FetchOutcome:
     """What fetching one URL gave: a document (``code == "ok"``) or why not (``code`` and ``reason``).
 
     ``links``: the links of the main content (absolute http(s) URLs with anchor text) for a later citation step.
-    ``fetch_seconds`` covers the network (robots.txt and redirects included), ``wait_seconds`` the politeness waits
-    (not in ``fetch_seconds``), ``extract_seconds`` the text extraction.
+    ``fetch_seconds`` covers the network (robots.txt and redirects included), ``wait_seconds`` the politeness waits,
+    ``render_seconds`` chromium's rendering (its subresource requests included), ``extract_seconds`` the text
+    extraction; none of them includes another.
     """
 
     url: str
@@ -104,6 +105,7 @@ class FetchOutcome:
     fetch_seconds: float = 0.0
     extract_seconds: float = 0.0
     wait_seconds: float = 0.0
+    render_seconds: float = 0.0
     bytes_read: int = 0
     rendered: bool = False  # the HTML came from the browser
 
@@ -136,6 +138,7 @@ class _Trace:
 
     deadline: float
     wait_seconds: float = 0.0
+    render_seconds: float = 0.0
     bytes_read: int = 0
     hops: list[str] = field(default_factory=list)
 
@@ -253,9 +256,7 @@ class WebFetcher:
                 pages = self.settings.web_pdf_max_pages
                 extracted = extract_pdf(response.body, response.url, origin=url, max_pages=pages)
             else:
-                extracted, rendered = self._html(response, trace)
-                if rendered:
-                    fetched = time.monotonic()
+                extracted, _ = self._html(response, trace)
         except Exception as exc:  # an extractor failing on hostile markup must not stop the caller
             log.warning("extraction of %s failed: %s", response.url, exc)
             return self._outcome(
@@ -265,9 +266,9 @@ class WebFetcher:
                 "extraction_failed",
                 f"{kind} extraction failed: {type(exc).__name__}: {str(exc)[:200]}",
                 response=response,
-                extract_seconds=time.monotonic() - extract_start,
+                extract_seconds=time.monotonic() - extract_start - trace.render_seconds,
             )
-        extract_seconds = time.monotonic() - extract_start
+        extract_seconds = time.monotonic() - extract_start - trace.render_seconds
         if extracted.document is None:
             code: FetchCode = "bad_pdf" if extracted.skip_code == "bad_pdf" else "no_text"
             return self._outcome(
@@ -293,6 +294,7 @@ class WebFetcher:
             fetch_seconds=max(0.0, fetched - start - trace.wait_seconds),
             extract_seconds=extract_seconds,
             wait_seconds=trace.wait_seconds,
+            render_seconds=trace.render_seconds,
             bytes_read=trace.bytes_read,
             rendered=extracted.document.extraction_method.endswith("+browser"),
         )
@@ -311,7 +313,7 @@ class WebFetcher:
         extract_seconds: float = 0.0,
         links: tuple[Link, ...] = (),
     ) -> FetchOutcome:
-        elapsed = time.monotonic() - start - trace.wait_seconds - extract_seconds
+        elapsed = time.monotonic() - start - trace.wait_seconds - extract_seconds - trace.render_seconds
         log.info("fetch %s: %s (%s)", url, code, reason)
         return FetchOutcome(
             url=url,
@@ -325,6 +327,7 @@ class WebFetcher:
             fetch_seconds=max(0.0, elapsed),
             extract_seconds=extract_seconds,
             wait_seconds=trace.wait_seconds,
+            render_seconds=trace.render_seconds,
             bytes_read=trace.bytes_read,
         )
 
@@ -351,6 +354,7 @@ class WebFetcher:
             return extracted, False
         if mode == "auto" and not _needs_browser(html, extracted):
             return extracted, False
+        render_start = time.monotonic()
         try:
             rendered = self.renderer.render(
                 response, lambda sub: self._subresource(sub, trace), max(1.0, trace.remaining())
@@ -358,6 +362,8 @@ class WebFetcher:
         except Exception as exc:  # the browser failing keeps what plain HTTP gave
             log.warning("browser rendering of %s failed: %s", response.url, exc)
             return extracted, False
+        finally:
+            trace.render_seconds += time.monotonic() - render_start
         again = extract_html(rendered, response.url, origin=response.url, max_links=self.settings.web_max_links)
         if again.document is None:
             return extracted, False
