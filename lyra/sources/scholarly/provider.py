@@ -2,12 +2,15 @@
 
 When one API is down, rate-limited or out of budget, the other's results come back with a warning in
 :class:`SourcesResult`; when every configured API fails, the error is raised (``SourceUnavailable`` naming them,
-or ``BudgetExhausted`` when the task's request budget is what stopped them).
+or ``BudgetExhausted`` when the task's request budget is what stopped them). A search and a paper's neighbours ask
+both APIs at the same time (each keeps its own rate limit); a lookup asks Semantic Scholar first and OpenAlex only
+for what is missing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Generic, Literal, TypeVar
@@ -26,7 +29,7 @@ from lyra.sources.scholarly.http import (
     user_agent,
 )
 from lyra.sources.scholarly.openalex import OpenAlex, warn_keyless_once
-from lyra.sources.scholarly.papers import ApiName, Citation, Paper, PaperId, PaperIndex, merge_papers
+from lyra.sources.scholarly.papers import API_ORDER, ApiName, Citation, Paper, PaperId, PaperIndex, merge_papers
 from lyra.sources.scholarly.semantic_scholar import SemanticScholar
 
 T = TypeVar("T")
@@ -59,7 +62,7 @@ class _Failures:
     def warnings(self, used: list[ApiName]) -> list[str]:
         complete = [api for api in used if api in self.served and api not in self.errors]
         tail = f"; results from {', '.join(complete)} only" if complete else "; partial results" if self.served else ""
-        return [f"{_reason(api, exc)}{tail}" for api, exc in self.errors.items()]
+        return [f"{_reason(api, self.errors[api])}{tail}" for api in API_ORDER if api in self.errors]
 
     def raise_if_all_failed(self, used: list[ApiName]) -> None:
         """Raise when APIs were asked and none answered anything: the budget error when that is what stopped
@@ -68,8 +71,16 @@ class _Failures:
             return
         if all(isinstance(exc, BudgetExhausted) for exc in self.errors.values()):
             raise next(iter(self.errors.values()))
-        detail = "; ".join(_reason(api, exc) for api, exc in self.errors.items())
+        detail = "; ".join(_reason(api, self.errors[api]) for api in API_ORDER if api in self.errors)
         raise SourceUnavailable(f"no scholarly API answered ({detail})")
+
+
+def _together(calls: Sequence[Callable[[], U]]) -> list[U]:
+    """Run the calls at the same time (one thread each; the APIs' own limiters pace them), results in order."""
+    if len(calls) < 2:
+        return [call() for call in calls]
+    with ThreadPoolExecutor(max_workers=len(calls), thread_name_prefix="lyra-scholarly") as pool:
+        return [future.result() for future in [pool.submit(call) for call in calls]]
 
 
 def _reason(api: str, exc: Exception) -> str:
@@ -92,10 +103,9 @@ class ScholarlySources:
         """Both APIs' top ``limit`` hits, merged; ranked by each paper's best rank in either list (S2 first on
         ties), at most ``limit``."""
         failures = _Failures()
-        lists: list[list[Paper]] = []
-        for api in (self.s2, self.openalex):
-            if api is not None:
-                lists.append(failures.run(api.name, partial(api.search, query, limit)) or [])
+        apis = [api for api in (self.s2, self.openalex) if api is not None]
+        answers = _together([partial(failures.run, api.name, partial(api.search, query, limit)) for api in apis])
+        lists: list[list[Paper]] = [answer or [] for answer in answers]
         failures.raise_if_all_failed(self._apis())
         index = PaperIndex()
         best: dict[int, tuple[int, int]] = {}
@@ -143,20 +153,22 @@ class ScholarlySources:
         """Citation edges around ``paper`` from both APIs (each up to ``limit`` per direction; OpenAlex gives at
         most 20 references), merged: one edge per pair of canonical papers, ``source`` S2 when S2 reported it."""
         failures = _Failures()
-        used: list[ApiName] = []
-        raw: list[tuple[Paper, Paper, ApiName]] = []
         directions = ("references", "citations") if direction == "both" else (direction,)
-        for api in (self.s2, self.openalex):
-            if api is None:
-                continue
-            used.append(api.name)
+
+        def gather(api: SemanticScholar | OpenAlex) -> list[tuple[Paper, Paper, ApiName]]:
+            found: list[tuple[Paper, Paper, ApiName]] = []
             for which in directions:
                 fetch = api.references if which == "references" else api.citations
                 papers = failures.run(api.name, partial(fetch, paper, limit))
                 if papers is None:
                     break
                 for other in papers:
-                    raw.append((paper, other, api.name) if which == "references" else (other, paper, api.name))
+                    found.append((paper, other, api.name) if which == "references" else (other, paper, api.name))
+            return found
+
+        apis = [api for api in (self.s2, self.openalex) if api is not None]
+        used: list[ApiName] = [api.name for api in apis]
+        raw = [edge for found in _together([partial(gather, api) for api in apis]) for edge in found]
         failures.raise_if_all_failed(used)
         index = PaperIndex()
         index.add(paper)
