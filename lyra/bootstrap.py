@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from lyra.ml.vector_index import FragmentIndex
     from lyra.services.academic import AcademicResearch
     from lyra.services.ingest import IngestService
+    from lyra.services.web_search import WebSearch
+    from lyra.sources.search import SearchEngine
     from lyra.sources.web import WebFetcher
 
 
@@ -91,6 +93,7 @@ class Services:
                 academic=self.academic,
                 max_api_requests=s.scholarly_max_requests_per_task,
                 web=lambda: self.web_fetcher,
+                search=lambda: self.web_search,
             ),
             workers=s.job_workers,
             poll_seconds=s.job_poll_seconds,
@@ -172,6 +175,36 @@ class Services:
         fetcher = WebFetcher(self.settings, gate=self.domains)
         self._closers.append(fetcher)
         return fetcher
+
+    @cached_property
+    def search_engines(self) -> tuple[list[SearchEngine], list[str]]:
+        """The web search engines (LYRA_WEB_SEARCH_ENGINES) over the process's fetcher, and notes on any left out.
+        Built once: the browser engine keeps its chromium between queries."""
+        from lyra.sources.search import build_engines
+
+        fetcher = self.web_fetcher
+        engines, notes = build_engines(self.settings, fetcher)
+        self._closers.extend(engines)
+        return engines, notes
+
+    @cached_property
+    def web_search(self) -> WebSearch:
+        """The web part of `query` jobs: engines → ranked candidate URLs (the ingest path's embedder and ranker, the
+        domain gate's category weights) → pages through the one fetcher."""
+        from lyra.services.web_search import WebSearch
+
+        engines, notes = self.search_engines
+        ingest = self.ingest
+        return WebSearch(
+            self.settings,
+            self.store,
+            engines,
+            self.web_fetcher,
+            ingest.embedder,
+            ingest.ranker,
+            self.domains,
+            notes,
+        )
 
     def academic(self, max_requests: int | None = None, *, settings: Settings | None = None) -> AcademicResearch:
         """The academic flow over fresh API clients that may send at most ``max_requests`` requests (the task's

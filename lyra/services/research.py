@@ -19,6 +19,7 @@ from lyra.sources.local_files import SourceDocument
 from lyra.sources.scholarly import PaperId, find_identifiers, parse_identifier
 
 if TYPE_CHECKING:
+    from lyra.services.web_search import WebSearch
     from lyra.sources.web import WebFetcher
 
 MAX_SKIPPED_IN_RESULT = 20
@@ -57,6 +58,35 @@ PAPER_HOSTS = frozenset(
 )
 
 
+SUMMED_FIELDS = (
+    "documents",
+    "pages_new",
+    "pages_existing",
+    "fragments_new",
+    "fragments_existing",
+    "fragments_near_duplicate",
+    "pairs_ranked",
+    "pairs_judged",
+    "pairs_from_cache",
+    "edges_existing",
+    "seconds_total",
+    "seconds_in_models",
+)
+
+
+def combined_report(reports: Sequence[IngestReport]) -> IngestReport:
+    """One report for several ingest runs of one job (a query's web pages, then its academic abstracts)."""
+    merged = reports[0].model_copy(deep=True)
+    for other in reports[1:]:
+        for name in SUMMED_FIELDS:
+            setattr(merged, name, getattr(merged, name) + getattr(other, name))
+        for label, count in other.edges.items():
+            merged.edges[label] = merged.edges.get(label, 0) + count
+        merged.skipped.extend(other.skipped)
+        merged.extracted_claims.extend(other.extracted_claims)
+    return merged
+
+
 def paper_identifier(url: str) -> PaperId | None:
     """The paper a URL names when it is a DOI resolver, Semantic Scholar, OpenAlex, arXiv or PubMed address."""
     host = (urlparse(url).hostname or "").lower().removeprefix("www.")
@@ -64,10 +94,12 @@ def paper_identifier(url: str) -> PaperId | None:
 
 
 class ResearchExecutor:
-    """Runs one job. ``file`` targets go through the ingest pipeline; ``doi`` targets, paper URLs (doi.org,
-    Semantic Scholar, OpenAlex, arXiv, PubMed) and ``query`` targets go through the academic flow (search, citation
-    expansion, abstract pages) into the same ingest path; other ``url`` targets through the web fetcher (SSRF guard,
-    domain gate, robots.txt, politeness, HTML and PDF extraction) into the same ingest path."""
+    """Runs one job. ``file`` targets go through the ingest pipeline; ``doi`` targets and paper URLs (doi.org,
+    Semantic Scholar, OpenAlex, arXiv, PubMed) go through the academic flow (search, citation expansion, abstract
+    pages) into the same ingest path; other ``url`` targets through the web fetcher (SSRF guard, domain gate,
+    robots.txt, politeness, HTML and PDF extraction) into the same ingest path. A ``query`` target is searched on the
+    web (``search``: engines → ranked candidate URLs → fetched pages; :mod:`lyra.services.web_search`) and, when it
+    looks academic (``is_academic_query``) or the web gave no page, in the academic APIs; both in one result."""
 
     def __init__(
         self,
@@ -77,6 +109,7 @@ class ResearchExecutor:
         academic: Callable[[int | None], AcademicResearch] | None = None,
         max_api_requests: int | None = None,
         web: Callable[[], WebFetcher] | None = None,
+        search: Callable[[], WebSearch] | None = None,
     ) -> None:
         self.store = store
         self._ingest = ingest
@@ -84,6 +117,7 @@ class ResearchExecutor:
         self._academic = academic  # built per job with the task's remaining API request budget
         self.max_api_requests = max_api_requests
         self._web = web  # the process's one fetcher (its politeness state is shared by every worker)
+        self._search = search  # the web search over the same fetcher
 
     def __call__(self, job: ClaimedJob, ctx: JobContext) -> JobOutcome:
         row = self.store.run("jobs/task_budget", {"task_id": job.task_id})[0]
@@ -121,7 +155,7 @@ class ResearchExecutor:
             if pid is None:
                 return self._web_job(job, progress)
             return self._academic_job(job, pid, None, pages_left, progress)
-        return self._academic_job(job, None, job.value, pages_left, progress)
+        return self._query_job(job, pages_left, progress)
 
     def _web_job(self, job: ClaimedJob, progress: Callable[[str, int], None]) -> JobOutcome:
         """A web page or PDF: fetched through the one guarded, polite fetcher, then the ingest path. A refusal
@@ -172,18 +206,27 @@ class ResearchExecutor:
         pages_left: int | None,
         progress: Callable[[str, int], None],
     ) -> JobOutcome:
+        report, run = self._academic_run(job, pid, query, pages_left, progress)
+        result: dict[str, object] = report_summary(report) if report is not None else {"documents": 0}
+        result["academic"] = run.as_dict()
+        return JobOutcome(result=result, pages=report.documents if report is not None else 0)
+
+    def _academic_run(
+        self,
+        job: ClaimedJob,
+        pid: PaperId | None,
+        query: str | None,
+        pages_left: int | None,
+        progress: Callable[[str, int], None],
+        run: AcademicRun | None = None,
+    ) -> tuple[IngestReport | None, AcademicRun]:
         if self._academic is None:
             raise SourceUnavailable("source not available: the academic sources are not configured in this service")
+        run = run or AcademicRun()
         with self._academic(self._remaining_requests(job.task_id)) as academic:
             claims = self.store.run("tasks/task_claims", {"task_id": job.task_id})
             topics = [c["text"] for c in claims]
-            run = AcademicRun()
             if query is not None:
-                if not is_academic_query(query):
-                    run.warnings.append(
-                        "the query does not look academic (is_academic_query false) and this build has no web search "
-                        "yet: searched the academic APIs anyway"
-                    )
                 seeds = academic.seeds_for_query(query, topics, run)
                 topics = [query, *topics]
                 if not seeds:
@@ -205,6 +248,63 @@ class ResearchExecutor:
                 run,
                 expand=bool(job.options.get("expand_citations", True)),
             )
-            result: dict[str, object] = report_summary(report) if report is not None else {"documents": 0}
+            return report, run
+
+    def _query_job(self, job: ClaimedJob, pages_left: int | None, progress: Callable[[str, int], None]) -> JobOutcome:
+        """The web search (when an engine is configured), then the academic flow when the query looks academic or
+        the web read no page. Either part failing to reach its sources is a warning while the other read something;
+        with nothing read and a part unavailable, the job fails with both reasons."""
+        query = job.value
+        reports: list[IngestReport] = []
+        result: dict[str, object] = {}
+        identifiers: list[str] = []
+        web_pages = 0
+        search = self._search() if self._search is not None else None
+        if search is not None and search.available:
+            claims = [c["text"] for c in self.store.run("tasks/task_claims", {"task_id": job.task_id})]
+            ingest = self._ingest()
+
+            def read(documents: Sequence[SourceDocument]) -> IngestReport:
+                return ingest.ingest_documents(documents, job.task_id, progress=progress)
+
+            web_report, web_run = search.run(job.task_id, query, claims, pages_left, read, progress)
+            if web_report is not None:
+                reports.append(web_report)
+                web_pages = web_report.documents
+            result["web"] = web_run.as_dict()
+            identifiers = list(web_run.identifiers)
+            web_warnings = list(web_run.warnings)
+        else:
+            why = "; ".join(search.notes) if search is not None and search.notes else "not configured in this service"
+            web_warnings = [f"no web search: {why}"]
+            result["web"] = {"query": query, "engine": None, "warnings": web_warnings}
+        academic_wanted = is_academic_query(query) or web_pages == 0
+        left = None if pages_left is None else max(pages_left - web_pages, 0)
+        if academic_wanted and left != 0:
+            run = AcademicRun()
+            if not is_academic_query(query):
+                run.warnings.append(
+                    "the web search read no page for this query, so the academic APIs were searched although the "
+                    "query does not look academic (is_academic_query false)"
+                )
+            try:
+                if web_pages:  # the API budget being used up is a warning when the web read pages
+                    self._remaining_requests(job.task_id)
+                academic_report, run = self._academic_run(job, None, query, left, progress, run)
+            except (SourceUnavailable, BudgetExhausted) as exc:
+                if isinstance(exc, BudgetExhausted) and not web_pages:
+                    raise
+                if web_pages == 0:
+                    detail = "; ".join(web_warnings) or "no engine"
+                    raise SourceUnavailable(f"{exc}; and the web search read nothing ({detail})") from None
+                run.warnings.append(f"the academic part stopped: {exc}")
+                academic_report = None
+            if academic_report is not None:
+                reports.append(academic_report)
             result["academic"] = run.as_dict()
-            return JobOutcome(result=result, pages=report.documents if report is not None else 0)
+        elif academic_wanted:
+            result["academic"] = AcademicRun(warnings=["the web search used the task's page budget"]).as_dict()
+        summary: dict[str, object] = report_summary(combined_report(reports)) if reports else {"documents": 0}
+        summary.update(result)
+        summary["identifiers"] = identifiers
+        return JobOutcome(result=summary, pages=sum(r.documents for r in reports))
