@@ -29,7 +29,7 @@ from lyra.services.jobs import WorkerPool
 from lyra.services.research import ResearchExecutor
 from lyra.services.web_search import WebSearch, WebSearchRun
 from lyra.sources.search import BrowserSerpEngine, SearchEngine, SearxngEngine, build_engines
-from lyra.sources.web import WebFetcher
+from lyra.sources.web import FetchRefused, WebFetcher, origin_of
 from lyra.sources.web.browser import ChromiumRenderer
 from lyra.sources.web.ssrf import system_resolver
 
@@ -184,6 +184,16 @@ def _handler(web: Web) -> type[BaseHTTPRequestHandler]:
                 assert query["format"] == ["json"]
                 pageno = int(query.get("pageno", ["1"])[0])
                 self._send(200, searxng_json(web, query["q"][0], pageno), "application/json")
+            elif host == "127.0.0.1" and parts.path == "/go-internal":  # a redirect off the trusted origin
+                self.send_response(302)
+                self.send_header("Location", web.url("internal.test", "/notes"))
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+            elif host == "127.0.0.1" and parts.path == "/go-search":  # a redirect within the trusted origin
+                self.send_response(302)
+                self.send_header("Location", "/search?q=coffee&format=json")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
             elif host == "broken.test":  # a SearXNG behind a login page: HTML where JSON was asked for
                 self._send(200, b"<html><body><form>Sign in</form></body></html>", "text/html")
             elif host == "serp.test" and parts.path == "/html/":
@@ -385,6 +395,17 @@ def test_no_engine_answering_is_a_warning_and_the_configured_endpoint_alone_is_t
     refused = [c for c in run.candidates if c.fate == "refused"]
     assert refused and {c.code for c in refused} == {"ssrf_refused"}
     assert web.paths("news.test") == [] and web.paths("journal.test") == []
+
+    # the trust covers exactly that origin: a redirect within it is followed, a redirect off it is checked as usual
+    origin = origin_of(web.url("127.0.0.1", ""))
+    with WebFetcher(settings, gate=graph.domains, resolver=resolver) as fetcher:
+        assert fetcher.get(web.url("127.0.0.1", "/go-search"), robots=False, trusted_origin=origin).status == 200
+        with pytest.raises(FetchRefused) as refused:
+            fetcher.get(web.url("127.0.0.1", "/go-internal"), robots=False, trusted_origin=origin)
+        assert refused.value.code == "ssrf_refused" and "127.0.0.2" in refused.value.reason
+        with pytest.raises(FetchRefused, match="ssrf_refused"):  # and without the trust, the origin is refused too
+            fetcher.get(web.url("127.0.0.1", "/search?q=coffee&format=json"), robots=False)
+    assert web.paths("internal.test") == []
 
     # an engine on a host that does not resolve (no network): a warning, no results, nothing raised
     down = search_settings(

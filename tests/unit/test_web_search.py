@@ -391,3 +391,20 @@ def test_a_query_jobs_web_and_academic_reports_are_summed_into_one_result() -> N
     assert merged["edges"] == {"SUPPORTS": 3, "NEUTRAL": 1, "REFUTES": 1}
     assert merged["skipped_total"] == 1 and merged["seconds_total"] == 1.75
     assert web.documents == 3 and web.edges == {"SUPPORTS": 2, "NEUTRAL": 1}  # the inputs are not changed
+
+
+@pytest.mark.parametrize(
+    ("url", "origin"),
+    [
+        ("http://127.0.0.1:8888/search?q=x", "http://127.0.0.1:8888"),
+        ("https://HTML.DuckDuckGo.com/html/", "https://html.duckduckgo.com:443"),
+        ("http://searx.intranet", "http://searx.intranet:80"),
+        ("http://[::1]:8080/", "http://[::1]:8080"),
+        ("ftp://example.org/", ""),
+        ("http://example.org:99999/", ""),
+    ],
+)
+def test_the_trusted_origin_is_scheme_host_and_port_with_the_default_port_written(url: str, origin: str) -> None:
+    from lyra.sources.web import origin_of
+
+    assert origin_of(url) == origin
