@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     from lyra.services.academic import AcademicResearch
     from lyra.services.ingest import IngestService
     from lyra.services.web_citations import CitationDetector
+    from lyra.services.web_search import WebSearch
+    from lyra.sources.search import SearchEngine
     from lyra.sources.web import WebFetcher
 
 
@@ -92,6 +94,7 @@ class Services:
                 academic=self.academic,
                 max_api_requests=s.scholarly_max_requests_per_task,
                 web=lambda: self.web_fetcher,
+                search=lambda: self.web_search,
                 enrichment_max=s.identifier_enrichment_max,
                 enrich_local=s.identifier_enrichment_local,
                 citations=(lambda: self.citation_detector) if s.web_citation_detection else None,
@@ -185,6 +188,36 @@ class Services:
         models = self.models
         return CitationDetector(
             self.settings, self.evidence, self.domains, lambda: models.llm, self.settings.prompts_dir
+        )
+
+    @cached_property
+    def search_engines(self) -> tuple[list[SearchEngine], list[str]]:
+        """The web search engines (LYRA_WEB_SEARCH_ENGINES) over the process's fetcher, and notes on any left out.
+        Built once: the browser engine keeps its chromium between queries."""
+        from lyra.sources.search import build_engines
+
+        fetcher = self.web_fetcher
+        engines, notes = build_engines(self.settings, fetcher)
+        self._closers.extend(engines)
+        return engines, notes
+
+    @cached_property
+    def web_search(self) -> WebSearch:
+        """The web part of `query` jobs: engines → ranked candidate URLs (the ingest path's embedder and ranker, the
+        domain gate's category weights) → pages through the one fetcher."""
+        from lyra.services.web_search import WebSearch
+
+        engines, notes = self.search_engines
+        ingest = self.ingest
+        return WebSearch(
+            self.settings,
+            self.store,
+            engines,
+            self.web_fetcher,
+            ingest.embedder,
+            ingest.ranker,
+            self.domains,
+            notes,
         )
 
     def academic(self, max_requests: int | None = None, *, settings: Settings | None = None) -> AcademicResearch:

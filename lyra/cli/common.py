@@ -195,7 +195,7 @@ def run_jobs(services: Services, task_id: str, targets: list[Target], timeout: f
 
 
 def print_job_results(jobs: list[JobInfo]) -> None:
-    """One block per job: what it read, what the academic flow did, warnings, or why it failed."""
+    """One block per job: what it read, what the web search and the academic flow did, warnings, or why it failed."""
     for job in jobs:
         if job.state == "failed":
             out.print(f"[red]{job.kind} {job.value!r} failed[/]: {escape(job.error or '')}")
@@ -206,6 +206,16 @@ def print_job_results(jobs: list[JobInfo]) -> None:
             f"[bold]{job.kind} {job.value!r}[/] {job.state}: {result.get('documents', 0)} documents read, "
             f"edges {result.get('edges') or '{}'}"
         )
+        web = result.get("web")
+        if isinstance(web, dict):
+            fates = web.get("fates") or {}
+            out.print(
+                f"  web search: engine {web.get('engine') or 'none'}, {web.get('results', 0)} results; candidates: "
+                + (", ".join(f"{k} {v}" for k, v in fates.items()) or "none"),
+                highlight=False,
+            )
+            for warning in web.get("warnings") or []:
+                out.print(f"  [yellow]warning[/]: {escape(str(warning))}")
         academic = result.get("academic")
         if isinstance(academic, dict):
             stages = academic.get("stages") or {}

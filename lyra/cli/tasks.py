@@ -172,13 +172,17 @@ def research(
     task: str | None = typer.Option(None, "--task", help="task id (default: derived from the question, as MCP does)"),
     extract_claims: bool = typer.Option(False, "--extract-claims"),
     academic: bool = typer.Option(
-        True, "--academic/--no-academic", help="also search Semantic Scholar and OpenAlex and follow citations"
+        True,
+        "--academic/--no-academic",
+        help="also run a query job for the question: the web search (LYRA_WEB_SEARCH_ENGINES) and Semantic Scholar "
+        "and OpenAlex with citation expansion",
     ),
     timeout: float = typer.Option(3600.0, "--timeout", help="seconds to wait for the academic search to finish"),
 ) -> None:
     """Create a task for QUESTION (its hypothesis and first claim) and build its evidence: the local corpus
-    (--corpus) and the academic literature (a query job: search, citation expansion, abstracts judged). Without
-    a network the failing source is named and the task keeps what the other sources gave."""
+    (--corpus), the web and the academic literature (a query job: web search, pages fetched; academic search,
+    citation expansion, abstracts judged). Without a network the failing source is named and the task keeps what
+    the other sources gave."""
     request = parse_one(
         ResearchRequest, {"question": question, "corpus": corpus, "task_id": task, "extract_claims": extract_claims}
     )

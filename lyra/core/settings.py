@@ -117,6 +117,23 @@ class Settings(BaseSettings):
     web_citation_detection: bool = True
     web_citation_max_links: int = Field(default=10, ge=0, le=200)  # links per page asked of the LLM (0: rules only)
 
+    # --- web search (lyra/sources/search): what a `query` job searches the web with before fetching pages
+    # a SearXNG instance (its JSON API: `search.formats` in its settings.yml must list json), e.g.
+    # http://127.0.0.1:8888 ; its origin is trusted for the search request only (it may be on this machine)
+    searxng_url: str | None = None
+    # engines tried in this order until one gives results: searxng, browser; "auto": searxng when LYRA_SEARXNG_URL is
+    # set, then the browser engine when chromium is installed; "off": no web search (query jobs use the academic APIs)
+    web_search_engines: Annotated[list[Literal["auto", "searxng", "browser", "off"]], NoDecode] = ["auto"]
+    # the browser engine's results page (a DuckDuckGo-HTML-style page; ?q= is added); its origin is trusted like SearXNG
+    serp_url: str = "https://html.duckduckgo.com/html/"
+    web_search_results: int = Field(default=20, ge=1, le=100)  # search results read per query (the candidates)
+    web_pages_per_query: int = Field(default=5, ge=0, le=100)  # candidate pages fetched per query (within the budget)
+    searxng_max_pages: int = Field(default=3, ge=1, le=10)  # SearXNG result pages asked at most per query
+    # honour the search endpoints' robots.txt; off by default: SearXNG ships `Disallow: /*?*q=*` (DuckDuckGo's
+    # disallows its result pages too) for crawlers, while a query is asked on the user's behalf. Result pages are
+    # always fetched with robots.txt (LYRA_WEB_ROBOTS_TXT)
+    web_search_robots_txt: bool = False
+
     # --- trust and control (seed 003 decision 18)
     high_rejection_rate_threshold: float = Field(default=0.3, ge=0.0, le=1.0)
     high_rejection_min_samples: int = Field(default=5, ge=1)
@@ -216,6 +233,47 @@ class Settings(BaseSettings):
                     "e.g. http://localhost:6274"
                 )
         return [origin.lower() for origin in value]
+
+    @field_validator("searxng_url", mode="before")
+    @classmethod
+    def _searxng_url(cls, value: object) -> object:
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return None
+        if isinstance(value, str):
+            url = value.strip().rstrip("/")
+            if not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", url):
+                raise ValueError(
+                    f"LYRA_SEARXNG_URL {value!r} is not an http(s) base URL; give e.g. http://127.0.0.1:8888 "
+                    "(no query string: Lyra adds /search?q=...&format=json)"
+                )
+            return url.removesuffix("/search")
+        return value
+
+    @field_validator("serp_url")
+    @classmethod
+    def _serp_url(cls, value: str) -> str:
+        if not re.fullmatch(r"https?://[^\s/?#]+(/[^\s#]*)?", value.strip()):
+            raise ValueError(f"LYRA_SERP_URL {value!r} is not an http(s) URL (e.g. https://html.duckduckgo.com/html/)")
+        return value.strip()
+
+    @field_validator("web_search_engines", mode="before")
+    @classmethod
+    def _split_engines(cls, value: object) -> object:
+        # "searxng,browser", "auto", "off" or a JSON list
+        if isinstance(value, str):
+            if value.lstrip().startswith("["):
+                return json.loads(value)
+            return [part.strip().lower() for part in re.split(r"[,\s]+", value) if part.strip()]
+        return value
+
+    @field_validator("web_search_engines")
+    @classmethod
+    def _engines_alone(cls, value: list[str]) -> list[str]:
+        if not value:
+            return ["off"]
+        if len(value) > 1 and ("auto" in value or "off" in value):
+            raise ValueError("LYRA_WEB_SEARCH_ENGINES: 'auto' and 'off' stand alone; or list engines: searxng,browser")
+        return list(dict.fromkeys(value))
 
     @field_validator("fetch_allow_hosts", "web_robots_ignore_domains", mode="before")
     @classmethod

@@ -183,9 +183,11 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
             "stopped task). file: a file or folder below the server's allowed folders (.md, .txt, .html, .jsonl "
             "abstracts). doi: a paper (e.g. 10.1038/nature12373): its abstract is read and judged, and its "
             "references and citations are followed, budgeted (options.expand_citations=false: the paper only). "
-            "query: search words for the academic APIs (Semantic Scholar, OpenAlex). url: a paper address "
-            "(doi.org, semanticscholar.org, openalex.org, arxiv.org, PubMed); other web pages fail as jobs with "
-            "'source not available' in this build.",
+            "query: search words: searched on the web (a SearXNG instance or a browser results page; the best "
+            "ranked result pages are fetched within the task's page budget) and, when they look academic or the web "
+            "read no page, in the academic APIs (Semantic Scholar, OpenAlex). url: a paper address (doi.org, "
+            "semanticscholar.org, openalex.org, arxiv.org, PubMed) is read through the academic APIs; another web "
+            "page or PDF is fetched through the SSRF guard, the domain gate and robots.txt.",
             api.QueueTargetsRequest,
             api.QueueTargetsResponse,
             ops.queue_targets,

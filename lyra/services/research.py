@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from lyra.core.errors import BudgetExhausted, SourceUnavailable
@@ -20,7 +20,9 @@ from lyra.sources.scholarly import PaperId, parse_identifier
 
 if TYPE_CHECKING:
     from lyra.services.web_citations import CitationDetector
+    from lyra.services.web_search import WebSearch
     from lyra.sources.web import WebFetcher
+    from lyra.sources.web.extract import Link
 
 MAX_SKIPPED_IN_RESULT = 20
 
@@ -58,10 +60,59 @@ PAPER_HOSTS = frozenset(
 )
 
 
+SUMMED_FIELDS = (
+    "documents",
+    "pages_new",
+    "pages_existing",
+    "fragments_new",
+    "fragments_existing",
+    "fragments_near_duplicate",
+    "pairs_ranked",
+    "pairs_judged",
+    "pairs_from_cache",
+    "edges_existing",
+    "seconds_total",
+    "seconds_in_models",
+)
+
+
+def combined_report(reports: Sequence[IngestReport]) -> IngestReport:
+    """One report for several ingest runs of one job (a query's web pages, then its academic abstracts)."""
+    merged = reports[0].model_copy(deep=True)
+    for other in reports[1:]:
+        for name in SUMMED_FIELDS:
+            setattr(merged, name, getattr(merged, name) + getattr(other, name))
+        for label, count in other.edges.items():
+            merged.edges[label] = merged.edges.get(label, 0) + count
+        merged.skipped.extend(other.skipped)
+        merged.extracted_claims.extend(other.extracted_claims)
+    return merged
+
+
 def paper_identifier(url: str) -> PaperId | None:
     """The paper a URL names when it is a DOI resolver, Semantic Scholar, OpenAlex, arXiv or PubMed address."""
     host = (urlparse(url).hostname or "").lower().removeprefix("www.")
     return parse_identifier(url) if host in PAPER_HOSTS else None
+
+
+def _merged_academic(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """Two academic parts of one job (a query's search, then identifier enrichment) as one: counts and API counters
+    added, lists joined, the rest from the first."""
+    merged = dict(first)
+    for key, value in second.items():
+        if isinstance(value, bool) or key not in merged:
+            merged.setdefault(key, value)
+        elif isinstance(value, int):
+            merged[key] = int(merged.get(key) or 0) + value
+        elif isinstance(value, list):
+            merged[key] = [*(merged.get(key) or []), *value]
+    api: dict[str, dict[str, int]] = {name: dict(counters) for name, counters in (first.get("api") or {}).items()}
+    for name, counters in (second.get("api") or {}).items():
+        bucket = api.setdefault(name, {})
+        for counter, n in counters.items():
+            bucket[counter] = bucket.get(counter, 0) + n
+    merged["api"] = api
+    return merged
 
 
 def _unique_identifiers(mentions: Sequence[IdentifierMention]) -> dict[PaperId, list[IdentifierMention]]:
@@ -75,12 +126,14 @@ def _unique_identifiers(mentions: Sequence[IdentifierMention]) -> dict[PaperId, 
 
 
 class ResearchExecutor:
-    """Runs one job. ``file`` targets go through the ingest pipeline; ``doi`` targets, paper URLs (doi.org,
-    Semantic Scholar, OpenAlex, arXiv, PubMed) and ``query`` targets go through the academic flow (search, citation
-    expansion, abstract pages) into the same ingest path; other ``url`` targets through the web fetcher (SSRF guard,
-    domain gate, robots.txt, politeness, HTML and PDF extraction) into the same ingest path, then web citation
-    detection of the page's links. Every read page's paper identifiers may go to the academic resolver (identifier
-    enrichment)."""
+    """Runs one job. ``file`` targets go through the ingest pipeline; ``doi`` targets and paper URLs (doi.org,
+    Semantic Scholar, OpenAlex, arXiv, PubMed) go through the academic flow (search, citation expansion, abstract
+    pages) into the same ingest path; other ``url`` targets through the web fetcher (SSRF guard, domain gate,
+    robots.txt, politeness, HTML and PDF extraction) into the same ingest path, then web citation detection of the
+    page's links. A ``query`` target is searched on the web (``search``: engines → ranked candidate URLs → fetched
+    pages; :mod:`lyra.services.web_search`) and, when it looks academic (``is_academic_query``) or the web gave no
+    page, in the academic APIs; both in one result. The paper identifiers of every page read may go to the academic
+    resolver (identifier enrichment)."""
 
     def __init__(
         self,
@@ -90,6 +143,7 @@ class ResearchExecutor:
         academic: Callable[[int | None], AcademicResearch] | None = None,
         max_api_requests: int | None = None,
         web: Callable[[], WebFetcher] | None = None,
+        search: Callable[[], WebSearch] | None = None,
         enrichment_max: int = 0,
         enrich_local: bool = False,
         citations: Callable[[], CitationDetector] | None = None,
@@ -100,6 +154,7 @@ class ResearchExecutor:
         self._academic = academic  # built per job with the task's remaining API request budget
         self.max_api_requests = max_api_requests
         self._web = web  # the process's one fetcher (its politeness state is shared by every worker)
+        self._search = search  # the web search over the same fetcher
         self.enrichment_max = enrichment_max  # identifiers per job sent to the resolver (0: no enrichment)
         self.enrich_local = enrich_local  # file targets too, unless a target's options say otherwise
         self._citations = citations  # web citation detection of fetched pages (None: off)
@@ -132,7 +187,8 @@ class ResearchExecutor:
                 max_documents=pages_left,
                 allowed_roots=self.allowed_roots,
             )
-            return self._with_enrichment(job, report_summary(report), report, pages_left, progress)
+            summary = report_summary(report)
+            return self._with_enrichment(job, summary, report.identifiers, report.documents, pages_left, progress)
         if job.kind == "doi":
             return self._academic_job(job, PaperId("doi", job.value), None, pages_left, progress)
         if job.kind == "url":
@@ -140,7 +196,7 @@ class ResearchExecutor:
             if pid is None:
                 return self._web_job(job, pages_left, progress)
             return self._academic_job(job, pid, None, pages_left, progress)
-        return self._academic_job(job, None, job.value, pages_left, progress)
+        return self._query_job(job, pages_left, progress)
 
     def _web_job(self, job: ClaimedJob, pages_left: int | None, progress: Callable[[str, int], None]) -> JobOutcome:
         """A web page or PDF: fetched through the one guarded, polite fetcher, then the ingest path. A refusal
@@ -166,38 +222,56 @@ class ResearchExecutor:
         report = self._ingest().ingest_documents([outcome.document], job.task_id, progress=progress)
         result: dict[str, object] = report_summary(report)
         result["fetch"] = fetch
-        page_id = report.page_ids.get(outcome.document.url)
-        if page_id is not None and outcome.links and self._citations is not None:
-            doc = outcome.document
-            found = self._citations().detect(
-                page_id, doc.url, doc.title, doc.text, outcome.links, lambda: progress("citations", 0)
-            )
-            result["citations"] = found.as_dict()
-        return self._with_enrichment(job, result, report, pages_left, progress)
+        found = self._detect_citations(report, [outcome.document], {outcome.document.url: outcome.links}, progress)
+        if found:
+            result["citations"] = found[0]
+        return self._with_enrichment(job, result, report.identifiers, report.documents, pages_left, progress)
+
+    def _detect_citations(
+        self,
+        report: IngestReport,
+        documents: Sequence[SourceDocument],
+        links: dict[str, tuple[Link, ...]],
+        progress: Callable[[str, int], None],
+    ) -> list[dict[str, object]]:
+        """Web citation detection of the read pages that have links (nothing when it is off)."""
+        if self._citations is None:
+            return []
+        found: list[dict[str, object]] = []
+        for doc in documents:
+            page_id = report.page_ids.get(doc.url)
+            if page_id is not None and links.get(doc.url):
+                run = self._citations().detect(
+                    page_id, doc.url, doc.title, doc.text, links[doc.url], lambda: progress("citations", 0)
+                )
+                found.append({"url": doc.url, **run.as_dict()})
+        return found
 
     # ------------------------------------------------------------ identifier enrichment
     def _with_enrichment(
         self,
         job: ClaimedJob,
         result: dict[str, object],
-        report: IngestReport,
+        mentions: Sequence[IdentifierMention],
+        pages: int,
         pages_left: int | None,
         progress: Callable[[str, int], None],
     ) -> JobOutcome:
-        """The job's outcome after identifier enrichment (seed 003 Step 3) of what ``report`` read: the identifiers
-        found are listed; when enrichment is on for the job they go through the academic resolver, each paper found
-        gets its abstract page (read within the page budget left) and a ``CITES {citation_source: extraction}``
-        edge from every page whose text names it. A failing source is a warning: what was read stays read."""
-        found = _unique_identifiers(report.identifiers)
+        """The job's outcome (``pages`` read so far) after identifier enrichment (seed 003 Step 3) of the identifiers
+        the job met: they are listed; when enrichment is on for the job they go through the academic resolver, each
+        paper found gets its abstract page (read within the page budget left) and a ``CITES {citation_source:
+        extraction}`` edge from every page whose text names it. A failing source is a warning: what was read stays
+        read. The enrichment's academic counters join the job's ``academic`` part (the task's API budget)."""
+        found = _unique_identifiers(mentions)
         if not found:
-            return JobOutcome(result=result, pages=report.documents)
+            return JobOutcome(result=result, pages=pages)
         result["identifiers"] = [str(pid) for pid in list(found)[:MAX_SKIPPED_IN_RESULT]]
         wanted = job.options.get("enrich_identifiers")
         if wanted is None:
             wanted = job.kind != "file" or self.enrich_local
         limit = self.enrichment_max if wanted else 0
         if limit == 0:
-            return JobOutcome(result=result, pages=report.documents)
+            return JobOutcome(result=result, pages=pages)
         run = AcademicRun(identifiers=[str(pid) for pid in list(found)[:limit]])
         unavailable, budget = None, None
         if self._academic is None:
@@ -207,19 +281,20 @@ class ResearchExecutor:
                 budget = self._remaining_requests(job.task_id)
             except BudgetExhausted as exc:
                 unavailable = exc.message
+        extra: IngestReport | None = None
         if self._academic is None or unavailable is not None:
             run.warnings.append(f"identifiers not resolved: {unavailable}")
-            result["academic"] = run.as_dict()
-            return JobOutcome(result=result, pages=report.documents)
-        left = None if pages_left is None else max(pages_left - report.documents, 0)
-        with self._academic(budget) as academic:
-            extra = self._enrich(academic, job.task_id, found, limit, left, run, progress)
-            run.api = academic.sources.usage()
-        result["academic"] = run.as_dict()
+        else:
+            left = None if pages_left is None else max(pages_left - pages, 0)
+            with self._academic(budget) as academic:
+                extra = self._enrich(academic, job.task_id, found, limit, left, run, progress)
+                run.api = academic.sources.usage()
+        before = result.get("academic")
+        result["academic"] = _merged_academic(before, run.as_dict()) if isinstance(before, dict) else run.as_dict()
         if extra is None:
-            return JobOutcome(result=result, pages=report.documents)
+            return JobOutcome(result=result, pages=pages)
         result["enrichment"] = report_summary(extra)
-        return JobOutcome(result=result, pages=report.documents + extra.documents)
+        return JobOutcome(result=result, pages=pages + extra.documents)
 
     def _enrich(
         self,
@@ -277,18 +352,27 @@ class ResearchExecutor:
         pages_left: int | None,
         progress: Callable[[str, int], None],
     ) -> JobOutcome:
+        report, run = self._academic_run(job, pid, query, pages_left, progress)
+        result: dict[str, object] = report_summary(report) if report is not None else {"documents": 0}
+        result["academic"] = run.as_dict()
+        return JobOutcome(result=result, pages=report.documents if report is not None else 0)
+
+    def _academic_run(
+        self,
+        job: ClaimedJob,
+        pid: PaperId | None,
+        query: str | None,
+        pages_left: int | None,
+        progress: Callable[[str, int], None],
+        run: AcademicRun | None = None,
+    ) -> tuple[IngestReport | None, AcademicRun]:
         if self._academic is None:
             raise SourceUnavailable("source not available: the academic sources are not configured in this service")
+        run = run or AcademicRun()
         with self._academic(self._remaining_requests(job.task_id)) as academic:
             claims = self.store.run("tasks/task_claims", {"task_id": job.task_id})
             topics = [c["text"] for c in claims]
-            run = AcademicRun()
             if query is not None:
-                if not is_academic_query(query):
-                    run.warnings.append(
-                        "the query does not look academic (is_academic_query false) and this build has no web search "
-                        "yet: searched the academic APIs anyway"
-                    )
                 seeds = academic.seeds_for_query(query, topics, run)
                 topics = [query, *topics]
                 if not seeds:
@@ -310,6 +394,76 @@ class ResearchExecutor:
                 run,
                 expand=bool(job.options.get("expand_citations", True)),
             )
-            result: dict[str, object] = report_summary(report) if report is not None else {"documents": 0}
+            return report, run
+
+    def _query_job(self, job: ClaimedJob, pages_left: int | None, progress: Callable[[str, int], None]) -> JobOutcome:
+        """The web search (when an engine is configured), then the academic flow when the query looks academic or
+        the web read no page. Either part failing to reach its sources is a warning while the other read something;
+        with nothing read and a part unavailable, the job fails with both reasons."""
+        query = job.value
+        reports: list[IngestReport] = []
+        result: dict[str, object] = {}
+        identifiers: list[str] = []
+        web_pages = 0
+        web_report: IngestReport | None = None
+        web_documents: list[SourceDocument] = []
+        web_links: dict[str, tuple[Link, ...]] = {}
+        search = self._search() if self._search is not None else None
+        if search is not None and search.available:
+            claims = [c["text"] for c in self.store.run("tasks/task_claims", {"task_id": job.task_id})]
+            ingest = self._ingest()
+
+            def read(documents: Sequence[SourceDocument]) -> IngestReport:
+                web_documents.extend(documents)
+                return ingest.ingest_documents(documents, job.task_id, progress=progress)
+
+            web_report, web_run = search.run(job.task_id, query, claims, pages_left, read, progress)
+            web_links = web_run.links
+            if web_report is not None:
+                reports.append(web_report)
+                web_pages = web_report.documents
+            result["web"] = web_run.as_dict()
+            identifiers = list(web_run.identifiers)
+            web_warnings = list(web_run.warnings)
+        else:
+            why = "; ".join(search.notes) if search is not None and search.notes else "not configured in this service"
+            web_warnings = [f"no web search: {why}"]
+            result["web"] = {"query": query, "engine": None, "warnings": web_warnings}
+        academic_wanted = is_academic_query(query) or web_pages == 0
+        left = None if pages_left is None else max(pages_left - web_pages, 0)
+        if academic_wanted and left != 0:
+            run = AcademicRun()
+            if not is_academic_query(query):
+                run.warnings.append(
+                    "the web search read no page for this query, so the academic APIs were searched although the "
+                    "query does not look academic (is_academic_query false)"
+                )
+            try:
+                if web_pages:  # the API budget being used up is a warning when the web read pages
+                    self._remaining_requests(job.task_id)
+                academic_report, run = self._academic_run(job, None, query, left, progress, run)
+            except (SourceUnavailable, BudgetExhausted) as exc:
+                if isinstance(exc, BudgetExhausted) and not web_pages:
+                    raise
+                if web_pages == 0:
+                    detail = "; ".join(web_warnings) or "no engine"
+                    raise SourceUnavailable(f"{exc}; and the web search read nothing ({detail})") from None
+                run.warnings.append(f"the academic part stopped: {exc}")
+                academic_report = None
+            if academic_report is not None:
+                reports.append(academic_report)
             result["academic"] = run.as_dict()
-            return JobOutcome(result=result, pages=report.documents if report is not None else 0)
+        elif academic_wanted:
+            result["academic"] = AcademicRun(warnings=["the web search used the task's page budget"]).as_dict()
+        summary: dict[str, object] = report_summary(combined_report(reports)) if reports else {"documents": 0}
+        summary.update(result)
+        summary["identifiers"] = identifiers
+        mentions: list[IdentifierMention] = []
+        if web_report is not None:
+            citations = self._detect_citations(web_report, web_documents, web_links, progress)
+            if citations:
+                summary["citations"] = citations
+            mentions.extend(web_report.identifiers)
+        mentions.extend(IdentifierMention(page_id=None, identifier=i, own=False) for i in identifiers)
+        pages = sum(r.documents for r in reports)
+        return self._with_enrichment(job, summary, mentions, pages, pages_left, progress)

@@ -43,10 +43,23 @@ Browser backend: a :class:`PageRenderer` (``render(url, fetch, timeout) -> html`
 when ``LYRA_WEB_BROWSER`` is ``auto`` (little text and scripts) or ``always``. The renderer must serve every request
 the browser makes through ``fetch`` (the same guarded, polite path), so the browser never reaches the network by
 itself.
+
+Raw requests: ``fetcher.get(url, robots=..., trusted_origin=...)`` applies the same rules without extracting anything
+(the search engines of :mod:`lyra.sources.search` read their JSON and result pages with it) and raises
+:class:`FetchRefused`; ``fetcher.render(response, renderer)`` runs a fetched page in chromium with every other request
+served through the fetcher.
 """
 
 from lyra.sources.web.extract import Link
-from lyra.sources.web.fetcher import FetchCode, FetchOutcome, PageRenderer, RawResponse, WebFetcher
+from lyra.sources.web.fetcher import (
+    FetchCode,
+    FetchOutcome,
+    FetchRefused,
+    PageRenderer,
+    RawResponse,
+    WebFetcher,
+    origin_of,
+)
 from lyra.sources.web.politeness import DomainDecider, MemoryPageCounter, PageCounter, PolicyDecider, RateLimiter
 from lyra.sources.web.ssrf import AddressPolicy, AddressRefused
 
@@ -56,6 +69,7 @@ __all__ = [
     "DomainDecider",
     "FetchCode",
     "FetchOutcome",
+    "FetchRefused",
     "Link",
     "MemoryPageCounter",
     "PageCounter",
@@ -64,4 +78,5 @@ __all__ = [
     "RateLimiter",
     "RawResponse",
     "WebFetcher",
+    "origin_of",
 ]

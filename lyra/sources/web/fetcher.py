@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import threading
 import time
@@ -33,7 +34,7 @@ from lyra.sources.web.ssrf import AddressPolicy, AddressRefused, GuardedTranspor
 
 log = logging.getLogger(__name__)
 
-__all__ = ["FetchCode", "FetchOutcome", "PageRenderer", "RawResponse", "WebFetcher"]
+__all__ = ["FetchCode", "FetchOutcome", "FetchRefused", "PageRenderer", "RawResponse", "WebFetcher", "origin_of"]
 
 FetchCode = Literal[
     "ok",
@@ -124,12 +125,21 @@ class PageRenderer(Protocol):
     def close(self) -> None: ...
 
 
-class _Refused(Exception):
+class FetchRefused(Exception):
+    """A request the fetcher refused or that failed (:meth:`WebFetcher.get`): ``code`` is a :data:`FetchCode`,
+    ``reason`` says why, ``status`` is the HTTP status when there was one."""
+
     def __init__(self, code: FetchCode, reason: str, status: int | None = None) -> None:
-        super().__init__(reason)
+        super().__init__(f"{code}: {reason}")
         self.code = code
         self.reason = reason
         self.status = status
+
+
+_Refused = FetchRefused
+# A search endpoint the operator configured may live on an intranet or this machine: requests to exactly that
+# origin accept any address (every other request, its redirects elsewhere included, is checked as usual)
+_TRUST_ANY_ADDRESS = AddressPolicy(allow_networks=(ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0")))
 
 
 @dataclass
@@ -153,6 +163,21 @@ def _origin(url: str) -> str:
 
 def _default_port(scheme: str) -> int:
     return 443 if scheme.lower() == "https" else 80
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host:port`` of ``url`` with the port always written (the default one too), lowercase; ``""``
+    for a URL without a host or with a bad port."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return ""
+    if not parts.hostname or parts.scheme.lower() not in ("http", "https"):
+        return ""
+    host = parts.hostname.lower().rstrip(".")
+    shown = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme.lower()}://{shown}:{port or _default_port(parts.scheme)}"
 
 
 def _no_cookies() -> CookieJar:
@@ -214,6 +239,8 @@ class WebFetcher:
             headers={"User-Agent": self.user_agent, "Accept": ACCEPT},
         )
         self.robots = RobotsCache(self._load_robots, self.robots_agent, ttl=settings.web_robots_cache_seconds)
+        self._trusted_client: httpx.Client | None = None  # built on the first request to a trusted origin
+        self._trusted_lock = threading.Lock()
         self._closed = threading.Event()
 
     # ------------------------------------------------------------------ lifecycle
@@ -221,6 +248,8 @@ class WebFetcher:
         if not self._closed.is_set():
             self._closed.set()
             self._client.close()
+            if self._trusted_client is not None:
+                self._trusted_client.close()
             if self.renderer is not None:
                 self.renderer.close()
 
@@ -231,6 +260,45 @@ class WebFetcher:
         self.close()
 
     # ------------------------------------------------------------------ public
+    def get(
+        self,
+        url: str,
+        *,
+        robots: bool = True,
+        count_page: bool = True,
+        trusted_origin: str | None = None,
+        max_bytes: int | None = None,
+    ) -> RawResponse:
+        """One GET through every rule of :meth:`fetch` (SSRF guard, domain gate, robots.txt unless ``robots`` is
+        False, the daily page budget when ``count_page``, the domain's rate, size and time limits, redirects followed
+        and re-checked hop by hop), any content type, nothing extracted: the final 2xx response with its body.
+        Raises :class:`FetchRefused` with the code and reason.
+
+        ``trusted_origin`` (``scheme://host:port``, :func:`origin_of`): an endpoint the operator configured, such as
+        a SearXNG instance on the intranet. A request (or redirect hop) to exactly that origin accepts any address
+        (the SSRF guard's address check is skipped for it, and only for it); every other hop is checked as usual."""
+        trace = _Trace(deadline=time.monotonic() + self.settings.web_timeout_seconds)
+        return self._get(
+            url,
+            trace,
+            robots=robots,
+            count_page=count_page,
+            max_bytes=max_bytes or self.settings.web_max_bytes,
+            any_type=True,
+            trusted_origin=trusted_origin,
+        )
+
+    def render(self, response: RawResponse, renderer: PageRenderer | None = None) -> str:
+        """The HTML of ``response`` (from :meth:`get`) after chromium ran it: the page is served as fetched, every
+        other request the browser makes goes through this fetcher (same rules as a page, not counted in the daily
+        budget). ``renderer``: this fetcher's own when None (ValueError when it has none). Raises what the renderer
+        raises (chromium missing or failing)."""
+        chosen = renderer or self.renderer
+        if chosen is None:
+            raise ValueError("no browser renderer: give one or set LYRA_WEB_BROWSER to auto or always")
+        trace = _Trace(deadline=time.monotonic() + self.settings.web_timeout_seconds)
+        return chosen.render(response, lambda sub: self._subresource(sub, trace), max(1.0, trace.remaining()))
+
     def fetch(self, url: str) -> FetchOutcome:
         """Fetch ``url`` and extract it; never raises for anything the page or the network does."""
         start = time.monotonic()
@@ -406,9 +474,11 @@ class WebFetcher:
             return RobotsFile(None, detail=refused.reason)
         return RobotsFile(got.status, got.body.decode("utf-8", errors="replace"))
 
-    def _admit(self, url: str, trace: _Trace, *, robots: bool, count_page: bool) -> None:
-        """Every check before one request goes out; raises _Refused. Waits for the domain's rate slot last."""
-        problem = self.address_policy.url_problem(url)
+    def _admit(self, url: str, trace: _Trace, *, robots: bool, count_page: bool, trusted: bool = False) -> None:
+        """Every check before one request goes out; raises _Refused. Waits for the domain's rate slot last.
+        ``trusted``: the URL is on the operator's trusted origin (any address accepted)."""
+        address_policy = _TRUST_ANY_ADDRESS if trusted else self.address_policy
+        problem = address_policy.url_problem(url)
         if problem is not None:
             raise _Refused(*problem)
         parts = urlsplit(url)
@@ -426,7 +496,7 @@ class WebFetcher:
         # asked of a refused host; the connection checks its own lookup again and connects only to a checked address
         # (ssrf.GuardedBackend)
         try:
-            self.address_policy.checked_addresses(host, parts.port or _default_port(parts.scheme), self.resolver)
+            address_policy.checked_addresses(host, parts.port or _default_port(parts.scheme), self.resolver)
         except AddressRefused as exc:
             raise _Refused("ssrf_refused", exc.reason) from None
         interval = 1.0 / decision.qps if decision.qps > 0 else 1.0
@@ -452,12 +522,16 @@ class WebFetcher:
         max_bytes: int,
         any_type: bool = False,
         truncate: bool = False,
+        trusted_origin: str | None = None,
     ) -> RawResponse:
         """GET with redirects followed by hand, each hop admitted again; the final 2xx response with its body."""
         current = url
         for _ in range(self.settings.web_max_redirects + 1):
-            self._admit(current, trace, robots=robots, count_page=count_page)
-            response = self._request(current, trace, max_bytes=max_bytes, any_type=any_type, truncate=truncate)
+            trusted = bool(trusted_origin) and origin_of(current) == trusted_origin
+            self._admit(current, trace, robots=robots, count_page=count_page, trusted=trusted)
+            response = self._request(
+                current, trace, max_bytes=max_bytes, any_type=any_type, truncate=truncate, trusted=trusted
+            )
             if response.status in REDIRECT_STATUSES:
                 location = response.headers.get("location", "").strip()
                 if not location:
@@ -472,13 +546,29 @@ class WebFetcher:
             "too_many_redirects", f"more than {self.settings.web_max_redirects} redirects (LYRA_WEB_MAX_REDIRECTS)"
         )
 
-    def _request(self, url: str, trace: _Trace, *, max_bytes: int, any_type: bool, truncate: bool) -> RawResponse:
+    def _client_for(self, trusted: bool) -> httpx.Client:
+        if not trusted:
+            return self._client
+        with self._trusted_lock:
+            if self._trusted_client is None:
+                self._trusted_client = httpx.Client(
+                    transport=GuardedTransport(_TRUST_ANY_ADDRESS, self.resolver),
+                    follow_redirects=False,
+                    trust_env=False,
+                    cookies=_no_cookies(),
+                    headers={"User-Agent": self.user_agent, "Accept": ACCEPT},
+                )
+            return self._trusted_client
+
+    def _request(
+        self, url: str, trace: _Trace, *, max_bytes: int, any_type: bool, truncate: bool, trusted: bool = False
+    ) -> RawResponse:
         remaining = trace.remaining()
         if remaining <= 0:
             raise _Refused("timeout", f"no time left for {url} ({self.settings.web_timeout_seconds}s in all)")
         timeout = httpx.Timeout(remaining, connect=min(self.settings.web_connect_timeout_seconds, remaining))
         try:
-            with self._client.stream("GET", url, timeout=timeout) as stream:
+            with self._client_for(trusted).stream("GET", url, timeout=timeout) as stream:
                 headers = {k.lower(): v for k, v in stream.headers.items()}
                 head = RawResponse(str(stream.url), stream.status_code, headers)
                 if stream.status_code in REDIRECT_STATUSES or not 200 <= stream.status_code < 300:

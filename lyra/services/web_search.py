@@ -1,0 +1,380 @@
+"""Web search for ``query`` jobs (seed 003 Step 1): search engines → candidate URLs → ranking → fetch → ingest.
+
+1. **Search**: the configured engines (:mod:`lyra.sources.search`) are asked in order; the first that answers with
+   results is used. An engine that fails (down, refused, not JSON, a bot check) or finds nothing leaves a warning
+   naming it, and the next one is asked. No engine, or none answering, is a warning, never a failed job.
+2. **Candidates**: the results are de-duplicated by normalised URL (scheme and host in lowercase, ``www.``, default
+   port, fragment, trailing slash and tracking parameters such as ``utm_*`` dropped), every domain is asked of the
+   domain gate (a blocked domain is dropped here, never fetched), and pages this task has read already are skipped.
+3. **Ranking**: :class:`lyra.ml.ranking.CandidateRanker` (BM25 + embedding similarity, times the domain category
+   weight; the reranker too when one is configured) scores each candidate's ``title. snippet`` against the query
+   and against each of the task's claims; a candidate's score is its best one.
+4. **Fetch**: candidates are fetched best first through the web fetcher (SSRF guard, gate, robots.txt, politeness,
+   limits) until ``LYRA_WEB_PAGES_PER_QUERY`` pages (and no more than the task's remaining page budget) were read;
+   a refused one makes room for the next. The pages go through the ingest path like any document.
+
+Every candidate's fate is kept in the job result (``read``, ``refused`` with the fetcher's code and reason,
+``blocked``, ``duplicate``, ``already_read``, ``invalid_url``, ``not_fetched`` when the pages for this query were read
+already), with which engine answered, what each engine did, and the paper identifiers (DOI, arXiv, PMID) found in the
+results and in the pages read.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from lyra.core.errors import InvalidInputError
+from lyra.core.settings import Settings
+from lyra.graph.store import GraphStore
+from lyra.ml.protocols import Embedder
+from lyra.ml.ranking import CandidateRanker
+from lyra.models.ingest import IngestReport
+from lyra.models.trust import DomainDecision
+from lyra.sources.domain_patterns import normalise_domain
+from lyra.sources.local_files import SourceDocument
+from lyra.sources.scholarly import find_identifiers
+from lyra.sources.search import SearchEngine, SearchEngineError, SearchResult, http_url
+from lyra.sources.web import FetchOutcome
+from lyra.sources.web.extract import Link
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Candidate", "WebSearch", "WebSearchRun", "normalise_url"]
+
+MAX_ANCHORS = 6  # the query and at most five claims rank the candidates
+MAX_IDENTIFIERS = 50
+TRACKING_PARAMS = frozenset(
+    {"fbclid", "gclid", "dclid", "msclkid", "yclid", "igshid", "mc_cid", "mc_eid", "_hsenc", "_hsmi", "ref", "ref_src"}
+)
+
+
+def normalise_url(url: str) -> str:
+    """The key two result URLs share when they name the same page: lowercase scheme and host without ``www.`` and
+    the default port, no fragment, no trailing slash (but ``/``), no tracking parameters (``utm_*``, ``fbclid``,
+    ``gclid``, ``ref`` ...); the other query parameters keep their order."""
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower().rstrip(".").removeprefix("www.")
+    port = parts.port
+    netloc = host if port is None or port == (443 if scheme == "https" else 80) else f"{host}:{port}"
+    path = parts.path or "/"
+    if path != "/":
+        path = path.rstrip("/") or "/"
+    query = [
+        (k, v)
+        for k, v in parse_qsl(parts.query, keep_blank_values=True)
+        if not k.lower().startswith("utm_") and k.lower() not in TRACKING_PARAMS
+    ]
+    return urlunsplit((scheme, netloc, path, urlencode(query), ""))
+
+
+class Fetcher(Protocol):
+    """What the search needs of the web fetcher (:class:`lyra.sources.web.WebFetcher` fits)."""
+
+    def fetch(self, url: str) -> FetchOutcome: ...
+
+
+class Gate(Protocol):
+    """The domain decision (:class:`lyra.services.domains.DomainGate` fits)."""
+
+    def active_rules(self) -> list[dict[str, Any]]: ...
+
+    def decide(self, domain: str, rules: list[dict[str, Any]] | None = None) -> DomainDecision: ...
+
+
+@dataclass
+class Candidate:
+    """One search result on its way to becoming a page; ``fate`` says what became of it."""
+
+    url: str
+    key: str
+    title: str
+    snippet: str
+    engine: str
+    engine_rank: int
+    domain: str = ""
+    category: str | None = None
+    category_weight: float | None = None
+    score: float | None = None
+    best_for: str | None = None  # "query" or "claim": what it ranked best against
+    fate: str = "pending"
+    code: str | None = None
+    reason: str | None = None
+    final_url: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "url": self.url,
+            "title": self.title[:200],
+            "engine": self.engine,
+            "engine_rank": self.engine_rank,
+            "domain": self.domain,
+            "fate": self.fate,
+        }
+        if self.category is not None:
+            out["category"] = self.category
+            out["category_weight"] = self.category_weight
+        if self.score is not None:
+            out["score"] = round(self.score, 4)
+            out["best_for"] = self.best_for
+        for key in ("code", "reason", "final_url"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        return out
+
+
+@dataclass
+class WebSearchRun:
+    """What one web search did (kept in the job result under ``web``)."""
+
+    query: str
+    engine: str | None = None  # the engine whose results were used
+    engines: list[dict[str, Any]] = field(default_factory=list)
+    results: int = 0
+    candidates: list[Candidate] = field(default_factory=list)
+    pages_read: int = 0
+    warnings: list[str] = field(default_factory=list)
+    identifiers: list[str] = field(default_factory=list)
+    links: dict[str, tuple[Link, ...]] = field(default_factory=dict)  # a read page's URL -> its main content's links
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "engine": self.engine,
+            "engines": self.engines,
+            "results": self.results,
+            "fates": dict(Counter(c.fate for c in self.candidates)),
+            "candidates": [c.as_dict() for c in self.candidates],
+            "pages_read": self.pages_read,
+            "warnings": self.warnings,
+        }
+
+    def add_identifiers(self, text: str) -> None:
+        for pid in find_identifiers(text):
+            shown = f"{pid.kind}:{pid.value}"
+            if shown not in self.identifiers and len(self.identifiers) < MAX_IDENTIFIERS:
+                self.identifiers.append(shown)
+
+
+IngestDocuments = Callable[[Sequence[SourceDocument]], IngestReport]
+Progress = Callable[[str, int], None]
+
+
+class WebSearch:
+    """Runs the web part of a ``query`` job (see the module docstring). Engines, fetcher, embedder and ranker are
+    the process's own (built once in the composition root); ``notes`` say why engines are missing, if any."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: GraphStore,
+        engines: Sequence[SearchEngine],
+        fetcher: Fetcher,
+        embedder: Embedder,
+        ranker: CandidateRanker,
+        gate: Gate,
+        notes: Sequence[str] = (),
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.engines = list(engines)
+        self.fetcher = fetcher
+        self.embedder = embedder
+        self.ranker = ranker
+        self.gate = gate
+        self.notes = list(notes)
+
+    @property
+    def available(self) -> bool:
+        return bool(self.engines)
+
+    def run(
+        self,
+        task_id: str,
+        query: str,
+        claims: Sequence[str],
+        pages_left: int | None,
+        ingest: IngestDocuments,
+        progress: Progress,
+    ) -> tuple[IngestReport | None, WebSearchRun]:
+        """Search, rank, fetch and ingest for one query; reads at most ``pages_left`` pages (None: no limit)."""
+        run = WebSearchRun(query=query)
+        if not self.engines:
+            run.warnings.append("no web search engine is configured: " + ("; ".join(self.notes) or "none listed"))
+            return None, run
+        results = self.search(query, run)
+        for result in results:
+            run.add_identifiers(f"{result.url}\n{result.title}\n{result.snippet}")
+        candidates = self.candidates(task_id, query, claims, results, run)
+        want = self.settings.web_pages_per_query
+        if pages_left is not None:
+            want = min(want, pages_left)
+        documents = self.fetch(candidates, want, progress, run)
+        for document in documents:
+            run.add_identifiers(f"{document.doi or ''}\n{document.text}")
+        report = ingest(documents) if documents else None
+        return report, run
+
+    # ------------------------------------------------------------------ 1. search
+    def search(self, query: str, run: WebSearchRun) -> list[SearchResult]:
+        """The first engine's results that has any, in engine order; every engine asked is recorded in ``run``."""
+        limit = self.settings.web_search_results
+        for position, engine in enumerate(self.engines):
+            start = time.monotonic()
+            notes: list[str] = []
+            entry: dict[str, Any] = {"engine": engine.name}
+            try:
+                results = engine.search(query, limit, notes)
+            except SearchEngineError as exc:
+                entry.update(state="failed", code=exc.code, error=exc.reason)
+                run.warnings.append(f"web search engine {exc.engine} failed ({exc.code}): {exc.reason}")
+                results = []
+            except Exception as exc:  # an engine's bug must not fail the task: the next engine is asked
+                log.exception("web search engine %s crashed", engine.name)
+                entry.update(state="failed", code="error", error=f"{type(exc).__name__}: {exc}")
+                run.warnings.append(f"web search engine {engine.name} failed: {type(exc).__name__}: {exc}")
+                results = []
+            else:
+                entry["state"] = "answered" if results else "empty"
+                if not results:
+                    run.warnings.append(f"web search engine {engine.name} found nothing for {query!r}")
+            entry.update(results=len(results), seconds=round(time.monotonic() - start, 3))
+            if notes:
+                entry["warnings"] = notes
+                run.warnings.extend(notes)
+            run.engines.append(entry)
+            if results:
+                run.engine = engine.name
+                run.results = len(results)
+                run.engines.extend({"engine": e.name, "state": "not_asked"} for e in self.engines[position + 1 :])
+                return results
+        if len(self.engines) > 1 or run.engines[0].get("state") == "failed":
+            run.warnings.append(
+                f"no web search engine gave results for {query!r} (asked: {', '.join(e.name for e in self.engines)})"
+            )
+        return []
+
+    # ------------------------------------------------------------------ 2., 3. candidates and ranking
+    def candidates(
+        self, task_id: str, query: str, claims: Sequence[str], results: Sequence[SearchResult], run: WebSearchRun
+    ) -> list[Candidate]:
+        """All results as candidates with their fate so far; the fetchable ones ranked best first (returned)."""
+        seen: dict[str, Candidate] = {}
+        fetchable: list[Candidate] = []
+        decisions: dict[str, DomainDecision | str] = {}
+        rules: list[dict[str, Any]] | None = None
+        for result in results:
+            candidate = Candidate(
+                url=result.url,
+                key=normalise_url(result.url) if http_url(result.url) else result.url,
+                title=result.title,
+                snippet=result.snippet,
+                engine=result.engine,
+                engine_rank=result.rank,
+            )
+            run.candidates.append(candidate)
+            if not http_url(result.url):
+                candidate.fate, candidate.reason = "invalid_url", "not an absolute http(s) URL"
+                continue
+            if candidate.key in seen:
+                candidate.fate, candidate.reason = "duplicate", f"the same page as {seen[candidate.key].url}"
+                continue
+            seen[candidate.key] = candidate
+            host = urlsplit(result.url).hostname or ""
+            try:
+                candidate.domain = normalise_domain(host).removeprefix("www.")
+            except ValueError as exc:
+                candidate.fate, candidate.reason = "invalid_url", f"{host!r} is not a domain name: {exc}"
+                continue
+            if candidate.domain not in decisions:
+                if rules is None:
+                    rules = self.gate.active_rules()
+                try:
+                    decisions[candidate.domain] = self.gate.decide(candidate.domain, rules)
+                except InvalidInputError as exc:
+                    decisions[candidate.domain] = exc.reason
+            decision = decisions[candidate.domain]
+            if isinstance(decision, str):
+                candidate.fate, candidate.reason = "invalid_url", decision
+                continue
+            candidate.category = decision.domain_category
+            candidate.category_weight = decision.category_weight
+            if not decision.allowed:
+                candidate.fate, candidate.code = "blocked", "blocked_domain"
+                candidate.reason = (
+                    f"domain {decision.domain} is blocked ({decision.domain_block_reason}): {decision.reason}"
+                )
+                continue
+            fetchable.append(candidate)
+        if fetchable:
+            row = self.store.run("search/task_read_urls", {"task_id": task_id, "urls": [c.url for c in fetchable]})
+            known = set(row[0]["urls"]) if row else set()
+            for candidate in fetchable:
+                if candidate.url in known:
+                    candidate.fate, candidate.reason = "already_read", "this task has read the page already"
+            fetchable = [c for c in fetchable if c.fate == "pending"]
+        return self.rank(query, claims, fetchable)
+
+    def rank(self, query: str, claims: Sequence[str], candidates: list[Candidate]) -> list[Candidate]:
+        """``candidates`` best first: each one's best score against the query and the claims (module docstring)."""
+        if not candidates:
+            return []
+        texts = [f"{c.title}. {c.snippet}".strip(" .") or c.url for c in candidates]
+        anchors = list(dict.fromkeys([query, *[c for c in claims if c.strip()]]))[:MAX_ANCHORS]
+        vectors = self.embedder.embed(texts)
+        anchor_vectors = self.embedder.embed(anchors)
+        weights = [c.category_weight if c.category_weight is not None else 1.0 for c in candidates]
+        for position, anchor in enumerate(anchors):
+            ranked = self.ranker.rank(
+                anchor, anchor_vectors[position], texts, vectors, top_k=len(texts), weights=weights
+            )
+            for item in ranked:
+                value = item.score
+                if item.rerank is not None:  # the reranker's order: its sigmoid times the weight (ranking.py)
+                    value = item.category_weight / (1.0 + math.exp(-max(min(item.rerank, 50.0), -50.0)))
+                candidate = candidates[item.index]
+                if candidate.score is None or value > candidate.score:
+                    candidate.score = value
+                    candidate.best_for = "query" if position == 0 else "claim"
+        return sorted(candidates, key=lambda c: (-(c.score if c.score is not None else -1e9), c.engine_rank))
+
+    # ------------------------------------------------------------------ 4. fetch
+    def fetch(
+        self, ranked: Sequence[Candidate], want: int, progress: Progress, run: WebSearchRun
+    ) -> list[SourceDocument]:
+        """Fetch ``ranked`` in order until ``want`` pages were read; the rest are ``not_fetched``."""
+        documents: list[SourceDocument] = []
+        read_urls: dict[str, str] = {}
+        for candidate in ranked:
+            if len(documents) >= want:
+                candidate.fate = "not_fetched"
+                candidate.reason = (
+                    f"{want} page(s) read for this query already (LYRA_WEB_PAGES_PER_QUERY="
+                    f"{self.settings.web_pages_per_query}, or the task's page budget)"
+                )
+                continue
+            progress("web", 0)  # a stop request or the time budget ends the job here
+            outcome = self.fetcher.fetch(candidate.url)
+            candidate.final_url = outcome.final_url if outcome.final_url != candidate.url else None
+            if outcome.document is None:
+                candidate.fate, candidate.code, candidate.reason = "refused", outcome.code, outcome.reason
+                continue
+            landed = normalise_url(outcome.document.url)
+            if landed in read_urls:
+                candidate.fate = "duplicate"
+                candidate.reason = f"led to the same page as {read_urls[landed]}"
+                continue
+            read_urls[landed] = candidate.url
+            candidate.fate, candidate.code = "read", "ok"
+            documents.append(outcome.document)
+            run.links[outcome.document.url] = outcome.links
+        run.pages_read = len(documents)
+        return documents
