@@ -36,6 +36,8 @@ class LyraError(Exception):
     """Root of Lyra's errors. ``code`` is a stable machine-readable name."""
 
     code = "lyra_error"
+    # what a background job did before this error ended it (the API requests it sent, say): kept as its result
+    job_result: dict[str, Any] | None = None
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)

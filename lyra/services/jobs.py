@@ -377,7 +377,7 @@ class WorkerPool:
         except JobCancelled as exc:
             state, error = "cancelled", exc.message
         except LyraError as exc:
-            state, error = "failed", f"{exc.code}: {exc.message}"
+            state, error, result = "failed", f"{exc.code}: {exc.message}", exc.job_result
         except Exception as exc:  # a bug must not kill the worker thread; the job records it
             log.exception("job %s crashed", job.id)
             state, error = "failed", f"internal_error: {type(exc).__name__}: {exc}"

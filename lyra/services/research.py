@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from lyra.core.errors import BudgetExhausted, SourceUnavailable
+from lyra.core.errors import BudgetExhausted, LyraError, SourceUnavailable
 from lyra.graph.store import GraphStore
 from lyra.models.api import Budget
 from lyra.models.ingest import IdentifierMention, IngestReport
@@ -370,31 +370,48 @@ class ResearchExecutor:
             raise SourceUnavailable("source not available: the academic sources are not configured in this service")
         run = run or AcademicRun()
         with self._academic(self._remaining_requests(job.task_id)) as academic:
-            claims = self.store.run("tasks/task_claims", {"task_id": job.task_id})
-            topics = [c["text"] for c in claims]
-            if query is not None:
-                seeds = academic.seeds_for_query(query, topics, run)
-                topics = [query, *topics]
-                if not seeds:
-                    run.warnings.append(f"the academic search found no paper for {query!r}")
-            else:
-                assert pid is not None
-                seeds = academic.seeds_for_identifier(pid, run)
-            ingest = self._ingest()
+            try:
+                return self._academic_read(job, academic, run, pid, query, pages_left, progress)
+            except LyraError as exc:  # the requests sent so far count against the task's API budget all the same
+                run.api = academic.sources.usage()
+                exc.job_result = {"academic": run.as_dict()}
+                raise
 
-            def read(documents: Sequence[SourceDocument]) -> IngestReport:
-                return ingest.ingest_documents(documents, job.task_id, progress=progress)
+    def _academic_read(
+        self,
+        job: ClaimedJob,
+        academic: AcademicResearch,
+        run: AcademicRun,
+        pid: PaperId | None,
+        query: str | None,
+        pages_left: int | None,
+        progress: Callable[[str, int], None],
+    ) -> tuple[IngestReport | None, AcademicRun]:
+        claims = self.store.run("tasks/task_claims", {"task_id": job.task_id})
+        topics = [c["text"] for c in claims]
+        if query is not None:
+            seeds = academic.seeds_for_query(query, topics, run)
+            topics = [query, *topics]
+            if not seeds:
+                run.warnings.append(f"the academic search found no paper for {query!r}")
+        else:
+            assert pid is not None
+            seeds = academic.seeds_for_identifier(pid, run)
+        ingest = self._ingest()
 
-            report = academic.run(
-                seeds,
-                topics,
-                pages_left,
-                read,
-                lambda: progress("academic", 0),
-                run,
-                expand=bool(job.options.get("expand_citations", True)),
-            )
-            return report, run
+        def read(documents: Sequence[SourceDocument]) -> IngestReport:
+            return ingest.ingest_documents(documents, job.task_id, progress=progress)
+
+        report = academic.run(
+            seeds,
+            topics,
+            pages_left,
+            read,
+            lambda: progress("academic", 0),
+            run,
+            expand=bool(job.options.get("expand_citations", True)),
+        )
+        return report, run
 
     def _query_job(self, job: ClaimedJob, pages_left: int | None, progress: Callable[[str, int], None]) -> JobOutcome:
         """The web search (when an engine is configured), then the academic flow when the query looks academic or
@@ -447,7 +464,9 @@ class ResearchExecutor:
                     raise
                 if web_pages == 0:
                     detail = "; ".join(web_warnings) or "no engine"
-                    raise SourceUnavailable(f"{exc}; and the web search read nothing ({detail})") from None
+                    failed = SourceUnavailable(f"{exc}; and the web search read nothing ({detail})")
+                    failed.job_result = {**result, "academic": run.as_dict()}
+                    raise failed from None
                 run.warnings.append(f"the academic part stopped: {exc}")
                 academic_report = None
             if academic_report is not None:

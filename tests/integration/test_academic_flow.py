@@ -215,10 +215,15 @@ def test_one_api_down_gives_the_other_with_a_warning_and_both_down_fail_the_job(
 
     replay.inject(api="openalex", status=500)
     new_task(graph, "acad_all_down")
+    logged_before = len(replay.requests())
     status = run_job(graph, api_settings, "acad_all_down", Target(kind="doi", value="10.5555/lyra.trf.2022.040"))
     assert status.jobs.failed == 1
     (error,) = status.errors
     assert "source_not_available" in error and "semantic_scholar" in error and "openalex" in error
+    # the failed job's requests (each API tried twice: LYRA_SCHOLARLY_MAX_ATTEMPTS=2) still count for the budget
+    assert status.academic is not None
+    assert {name: c["errors"] for name, c in status.academic.api.items()} == {"semantic_scholar": 1, "openalex": 1}
+    assert sum(c["requests"] for c in status.academic.api.values()) == len(replay.requests()) - logged_before
 
 
 def test_the_task_request_budget_stops_new_academic_jobs(
