@@ -26,6 +26,7 @@ from lyra.sources.web.politeness import (
     PageCounter,
     PolicyDecider,
     RateLimiter,
+    RequestSpacer,
     RobotsCache,
     RobotsFile,
     utc_today,
@@ -210,7 +211,7 @@ class WebFetcher:
         gate: DomainDecider | None = None,
         *,
         counter: PageCounter | None = None,
-        limiter: RateLimiter | None = None,
+        limiter: RequestSpacer | None = None,
         resolver: Resolver = system_resolver,
         renderer: PageRenderer | None = None,
     ) -> None:
@@ -221,7 +222,7 @@ class WebFetcher:
             )
         )
         self.counter: PageCounter = counter or MemoryPageCounter()
-        self.limiter = limiter or RateLimiter()
+        self.limiter: RequestSpacer = limiter or RateLimiter()
         self.address_policy = AddressPolicy.from_allow_list(settings.fetch_allow_hosts)
         self.user_agent = user_agent(settings)
         self.robots_agent = self.user_agent.split("/", 1)[0].split()[0] or "Lyra"
