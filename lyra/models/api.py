@@ -247,8 +247,12 @@ class Budget(Response):
 class Milestones(Response):
     targets_queued: bool
     first_evidence: bool
-    jobs_drained: bool = Field(description="no job is queued or running")
-    nli_results_stable: bool = Field(description="evidence exists and no job can add or change stance edges now")
+    jobs_drained: bool = Field(
+        description="no job is queued or running (jobs waiting for a person may remain: see needs_person)"
+    )
+    nli_results_stable: bool = Field(
+        description="evidence exists and no job can add or change stance edges now (none queued, running or waiting)"
+    )
     budget_exhausted: bool
     needs_person: bool = Field(
         default=False, description="an intervention item is pending: a job waits for a person (get_auth_queue)"

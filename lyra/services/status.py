@@ -171,7 +171,7 @@ class StatusService:
                 targets_queued=total_jobs > 0,
                 first_evidence=has_evidence,
                 jobs_drained=total_jobs > 0 and active == 0,
-                nli_results_stable=has_evidence and active == 0,
+                nli_results_stable=has_evidence and active == 0 and counts.waiting == 0,
                 budget_exhausted=exhausted,
             ),
             blocked_domains=blocked,
