@@ -25,7 +25,6 @@ article with a cookie banner, a short page with none of the markers.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -39,6 +38,7 @@ __all__ = ["SHORT_TEXT", "Challenge", "ChallengeKind", "detect_challenge", "page
 ChallengeKind = Literal["captcha", "login_wall", "consent_wall"]
 SHORT_TEXT = 600  # visible characters of content below which a page is "mostly a wall"
 MAX_HTML = 2_000_000  # characters of a page inspected (a wall is small; an article past this is not one)
+MAX_TEXT = 20_000  # characters of text read from a page (phrases of a wall come early; its text is short)
 
 CAPTCHA_CLASSES = ("g-recaptcha", "h-captcha", "cf-turnstile", "px-captcha", "cf-challenge", "captcha-container")
 CAPTCHA_SOURCES = (
@@ -130,7 +130,6 @@ CONSENT_PHRASES = (
     "consent to the use of",
     "before you continue",
 )
-_SPACE = re.compile(r"\s+")
 _LAYOUT_TAGS = ("nav", "header", "footer", "aside")
 _DROPPED_TAGS = ("script", "style", "noscript", "template", "svg")
 
@@ -148,7 +147,7 @@ class PageSignals:
     """What the detector reads from one page (exposed for tests and for explaining a decision)."""
 
     title: str
-    text_chars: int  # visible text outside navigation, header, footer, forms and the consent notice
+    text_chars: int  # visible text outside navigation, header, footer, forms and the consent notice (capped)
     all_text: str  # all visible text, lower-case, spaces collapsed (phrase matching)
     password_fields: int
     forms: int
@@ -157,8 +156,17 @@ class PageSignals:
     consent_text_chars: int
 
 
-def _text(node: etree._Element) -> str:
-    return _SPACE.sub(" ", " ".join(node.itertext())).strip()
+def _text(node: etree._Element, limit: int = MAX_TEXT) -> str:
+    """The node's text, spaces collapsed; reading stops once about ``limit`` characters were collected (a wall is
+    short: past that the exact length does not matter, and a long page costs no more than a short one)."""
+    parts: list[str] = []
+    size = 0
+    for piece in node.itertext():
+        parts.append(piece)
+        size += len(piece)
+        if size > limit:
+            break
+    return " ".join(" ".join(parts).split())[:limit]
 
 
 def _attrs(node: etree._Element) -> str:
@@ -194,8 +202,8 @@ def page_signals(html: str) -> PageSignals | None:
     forms = len(scope.xpath(".//form"))
     consent: list[str] = []
     consent_chars = 0
-    for node in list(scope.iter()):
-        if not isinstance(node.tag, str) or node.getparent() is None:
+    for node in scope.xpath(".//*[@id or @class or @aria-label or @data-testid]"):  # attribute-less nodes skipped in C
+        if node.getparent() is None:
             continue
         attrs = " ".join(str(node.get(name) or "") for name in ("id", "class", "aria-label", "data-testid")).lower()
         hits = [m for m in CONSENT_MARKERS if m in attrs]
