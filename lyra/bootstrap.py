@@ -24,6 +24,7 @@ from lyra.services.cleanup import CleanupService
 from lyra.services.domains import DomainGate
 from lyra.services.explore import ExploreService
 from lyra.services.feedback import FeedbackService
+from lyra.services.interventions import CookieStore, InterventionService
 from lyra.services.jobs import JobService, WorkerPool
 from lyra.services.materials import MaterialsService
 from lyra.services.operations import Operations
@@ -61,6 +62,7 @@ class Services:
     domains: DomainGate
     feedback: FeedbackService
     calibration: CalibrationService
+    interventions: InterventionService
     _closers: list[object] = field(default_factory=list)
 
     @cached_property
@@ -80,6 +82,7 @@ class Services:
             feedback=self.feedback,
             calibration=self.calibration,
             ingest=lambda: self.ingest,
+            interventions=self.interventions,
         )
 
     def worker_pool(self) -> WorkerPool:
@@ -98,6 +101,7 @@ class Services:
                 enrichment_max=s.identifier_enrichment_max,
                 enrich_local=s.identifier_enrichment_local,
                 citations=(lambda: self.citation_detector) if s.web_citation_detection else None,
+                interventions=self.interventions,
             ),
             workers=s.job_workers,
             poll_seconds=s.job_poll_seconds,
@@ -172,11 +176,17 @@ class Services:
 
     @cached_property
     def web_fetcher(self) -> WebFetcher:
-        """The process's one web fetcher: its per-domain rate limiter, daily counts and robots.txt cache are shared
-        by every worker thread; every fetch asks the domain gate first."""
+        """The process's one web fetcher: every fetch asks the domain gate first; the per-domain rate and daily page
+        counts are held in Neo4j (shared by every worker of every process); the robots.txt cache by its threads."""
+        from lyra.services.politeness import GraphPageCounter, GraphRateLimiter
         from lyra.sources.web import WebFetcher
 
-        fetcher = WebFetcher(self.settings, gate=self.domains)
+        fetcher = WebFetcher(
+            self.settings,
+            gate=self.domains,
+            counter=GraphPageCounter(self.store),
+            limiter=GraphRateLimiter(self.store),
+        )
         self._closers.append(fetcher)
         return fetcher
 
@@ -255,6 +265,10 @@ def build_services(settings: Settings, *, apply_schema: bool = True) -> Services
         settings.config_dir / "domains.yaml", check_interval=settings.domain_policy_check_seconds
     )
     domains = DomainGate(store, policy, settings)
+    jobs = JobService(store, task_repo, settings.allowed_roots)
+    interventions = InterventionService(
+        store, task_repo, CookieStore(settings.state_dir / "auth" / "cookies.json"), wake=jobs.notify_queued
+    )
     return Services(
         settings=settings,
         connection=info,
@@ -263,12 +277,15 @@ def build_services(settings: Settings, *, apply_schema: bool = True) -> Services
         evidence=evidence,
         tasks=TaskService(task_repo, evidence),
         materials=MaterialsService(store, task_repo, settings.materials_parallel_queries),
-        cleanup=CleanupService(store, task_repo, settings.cleanup_batch_size),
-        jobs=JobService(store, task_repo, settings.allowed_roots),
-        status=StatusService(store, task_repo, domains.state, settings.scholarly_max_requests_per_task),
+        cleanup=CleanupService(store, task_repo, settings.cleanup_batch_size, interventions.forget_task),
+        jobs=jobs,
+        status=StatusService(
+            store, task_repo, domains.state, settings.scholarly_max_requests_per_task, interventions.summary
+        ),
         domains=domains,
         feedback=FeedbackService(store, task_repo, domains),
         calibration=CalibrationService(store),
+        interventions=interventions,
     )
 
 

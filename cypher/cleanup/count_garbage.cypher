@@ -7,7 +7,8 @@
 // * fragments that do not stay (once those claims are gone: no stance edge at all, and no page in use);
 // * CITES edges whose two pages both hold no fragment that stays;
 // * pages that hold no fragment that stays and have no CITES edge to a page that holds one;
-// * jobs no Task holds (no (:Task)-[:HAS_JOB]->).
+// * jobs no Task holds (no (:Task)-[:HAS_JOB]->);
+// * intervention items no Task holds (no (:Task)-[:HAS_INTERVENTION]->).
 CALL () {
   MATCH (c:Claim)
   WHERE NOT EXISTS { (:Task)-[:HAS_CLAIM]->(c) }
@@ -61,9 +62,14 @@ CALL () {
   RETURN count(j) AS jobs
 }
 CALL () {
+  MATCH (i:Intervention)
+  WHERE NOT EXISTS { (:Task)-[:HAS_INTERVENTION]->(i) }
+  RETURN count(i) AS interventions
+}
+CALL () {
   // a running job no Task holds writes nothing any task uses (and is itself garbage), so it does not count
   MATCH (j:Job {state: 'running'})
   WHERE EXISTS { (:Task)-[:HAS_JOB]->(j) }
   RETURN count(j) AS running_jobs
 }
-RETURN claims, stance_edges, fragments, citations, pages, jobs, running_jobs
+RETURN claims, stance_edges, fragments, citations, pages, jobs, interventions, running_jobs

@@ -7,4 +7,5 @@ CALL () { MATCH (n:Page) RETURN count(n) AS pages }
 CALL () { MATCH ()-[r:SUPPORTS|REFUTES|NEUTRAL]->() RETURN count(r) AS stance_edges }
 CALL () { MATCH ()-[r:CITES]->() RETURN count(r) AS citations }
 CALL () { MATCH (n:Job) RETURN count(n) AS jobs }
-RETURN tasks, claims, fragments, pages, stance_edges, citations, jobs
+CALL () { MATCH (n:Intervention) RETURN count(n) AS interventions }
+RETURN tasks, claims, fragments, pages, stance_edges, citations, jobs, interventions

@@ -1,5 +1,5 @@
 // mode: write
-// Soft clean-up, step 3: the Task node itself (task-scoped; its claims and jobs are already gone).
+// Soft clean-up, last step: the Task node itself (task-scoped; its claims, jobs and intervention items are gone).
 // Params: $task_id
 MATCH (t:Task {id: $task_id})
 DETACH DELETE t

@@ -1,7 +1,7 @@
 // mode: write
 // Queue one job per target. A target already known for the task (same key) is not queued twice: a queued,
-// running or done job is returned as it is (queued = false); a cancelled or failed one is queued again, which
-// is how a stopped task resumes. Queuing work sets the task running.
+// running, waiting (for a person) or done job is returned as it is (queued = false); a cancelled, failed or skipped
+// one is queued again, which is how a stopped task resumes. Queuing work sets the task running.
 // Params: $task_id, $rows = [{id, key, kind, value, options}] (options is a JSON string)
 MATCH (t:Task {id: $task_id})
 UNWIND $rows AS row
@@ -9,7 +9,7 @@ MERGE (j:Job {key: row.key})
   ON CREATE SET j.id = row.id, j.task_id = $task_id, j.kind = row.kind, j.value = row.value,
                 j.options = row.options, j.state = 'new', j.attempts = 0, j.created_at = datetime()
 MERGE (t)-[:HAS_JOB]->(j)
-WITH t, j, row, j.state IN ['new', 'cancelled', 'failed'] AS queue_it
+WITH t, j, row, j.state IN ['new', 'cancelled', 'failed', 'skipped'] AS queue_it
 SET j.state = CASE WHEN queue_it THEN 'queued' ELSE j.state END,
     j.error = CASE WHEN queue_it THEN null ELSE j.error END,
     j.attempts = CASE WHEN queue_it THEN 0 ELSE j.attempts END,

@@ -1,6 +1,6 @@
 // mode: write
 // Record how a running job ended (done | failed | cancelled) and charge its pages and seconds to the task's
-// budget. Only the run holding the job can finish it: under the job's write lock its claim token is compared
+// budget (a job waiting for a person counts as active: the task is not completed under it). Only the run holding the job can finish it: under the job's write lock its claim token is compared
 // and set (a SET reads the property it writes afresh), so a job requeued in the meantime, and perhaps taken by
 // another worker, is not touched. When the task has no queued or running job left and was not stopped, it
 // becomes 'completed'.
@@ -17,7 +17,7 @@ SET j.state = $state, j.error = $error, j.result = $result, j.finished_at = date
     t.updated_at = datetime()
 WITH j, t
 CALL (t) {
-  RETURN COUNT { (t)-[:HAS_JOB]->(o:Job) WHERE o.state IN ['queued', 'running'] } AS active
+  RETURN COUNT { (t)-[:HAS_JOB]->(o:Job) WHERE o.state IN ['queued', 'running', 'waiting'] } AS active
 }
 SET t.status = CASE WHEN active = 0 AND t.status = 'running' THEN 'completed' ELSE t.status END
 RETURN j.id AS id, j.state AS state, t.status AS task_status

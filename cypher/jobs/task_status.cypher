@@ -1,5 +1,5 @@
 // mode: read
-// Everything get_status reports for one task, in one round trip: job counts per state, graph metrics,
+// Everything get_status reports for one task, in one round trip: job counts per state (waiting: for a person), graph metrics,
 // budget counters and the time of the last activity. Only datetime values count as activity: a timestamp stored
 // as a string (a Task written by hand) is skipped, and idle_seconds is null when no datetime is left.
 // Params: $task_id
@@ -11,6 +11,8 @@ CALL (t) {
          count(CASE j.state WHEN 'done' THEN 1 END) AS done,
          count(CASE j.state WHEN 'failed' THEN 1 END) AS failed,
          count(CASE j.state WHEN 'cancelled' THEN 1 END) AS cancelled,
+         count(CASE j.state WHEN 'waiting' THEN 1 END) AS waiting,
+         count(CASE j.state WHEN 'skipped' THEN 1 END) AS skipped,
          max(j.updated_at) AS last_job_update
 }
 CALL (t) {
@@ -32,7 +34,7 @@ CALL (fs) {
 RETURN t.id AS task_id, t.hypothesis AS hypothesis, t.status AS status, t.stop_requested AS stop_requested,
        t.budget_max_pages AS max_pages, t.budget_max_seconds AS max_seconds,
        coalesce(t.pages_used, 0) AS pages_used, coalesce(t.seconds_used, 0.0) AS seconds_used,
-       queued, running, done, failed, cancelled, claims, supports, refutes, neutral, fragments, pages,
+       queued, running, done, failed, cancelled, waiting, skipped, claims, supports, refutes, neutral, fragments, pages,
        duration.inSeconds(
          reduce(m = null, x IN [t.created_at, t.updated_at, last_job_update, last_edge] |
                 CASE WHEN x IS :: ZONED DATETIME NOT NULL AND (m IS NULL OR x > m) THEN x ELSE m END),

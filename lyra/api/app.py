@@ -79,6 +79,9 @@ HTTP_ERROR_CODES = {
     status.HTTP_413_CONTENT_TOO_LARGE: "too_large",
 }
 TaskIdPath = Annotated[str, Path(pattern=TASK_ID_PATTERN.pattern, description="a task id")]
+InterventionIdPath = Annotated[
+    str, Path(pattern=api.INTERVENTION_ID_PATTERN, description="an intervention item id (iv_...)")
+]
 Background = Callable[[], AbstractContextManager[object]]
 
 
@@ -108,6 +111,8 @@ ReferenceCandidatesBody = parameters_of(
 StopTaskBody = parameters_of(api.StopTaskRequest, without=("task_id",), name="StopTaskBody")
 FeedbackBody = parameters_of(trust.FeedbackRequest, without=("task_id",), name="FeedbackBody")
 ViewBody = parameters_of(api.QueryViewRequest, without=("name",), name="ViewBody")
+AuthQueueQuery = parameters_of(api.GetAuthQueueRequest, without=("task_id",), name="AuthQueueQuery")
+ResolveAuthBody = parameters_of(api.ResolveAuthRequest, without=("task_id", "intervention_id"), name="ResolveAuthBody")
 StatusQuery = parameters_of(api.GetStatusRequest, without=("task_id",), name="StatusQuery")
 GraphQuery = parameters_of(api.GetEvidenceGraphRequest, without=("task_id",), name="GraphQuery")
 MaterialsQuery = parameters_of(api.MaterialsOptions, name="MaterialsQuery")
@@ -352,6 +357,22 @@ def _install_routes(app: FastAPI, ops: Operations) -> None:
     def get_status(task_id: TaskIdPath, query: Annotated[StatusQuery, Query()]) -> api.TaskStatus:  # type: ignore[valid-type]
         """Jobs, metrics, budget, milestones, blocked domains; long-polls up to `wait` seconds."""
         return ops.get_status(api.GetStatusRequest(task_id=task_id, **_fields(query)))
+
+    @app.get(f"{PREFIX}/tasks/{{task_id}}/auth-queue", tags=["tasks"])
+    def get_auth_queue(task_id: TaskIdPath, query: Annotated[AuthQueueQuery, Query()]) -> api.AuthQueue:  # type: ignore[valid-type]
+        """Pages the task's jobs could not read (CAPTCHA / login / consent walls), waiting for a person."""
+        return ops.get_auth_queue(api.GetAuthQueueRequest(task_id=task_id, **_fields(query)))
+
+    @app.post(f"{PREFIX}/tasks/{{task_id}}/auth-queue/{{intervention_id}}/resolve", tags=["tasks"])
+    def resolve_auth(
+        task_id: TaskIdPath,
+        intervention_id: InterventionIdPath,
+        body: ResolveAuthBody,  # type: ignore[valid-type]
+    ) -> api.ResolveAuthResponse:
+        """retry | skip | cookie (the Cookie header value a person's browser sends to the site; kept secret)."""
+        return ops.resolve_auth(
+            api.ResolveAuthRequest(task_id=task_id, intervention_id=intervention_id, **_fields(body))
+        )
 
     @app.post(f"{PREFIX}/tasks/{{task_id}}/stop", tags=["tasks"])
     def stop_task(task_id: TaskIdPath, body: Annotated[StopTaskBody | None, Body()] = None) -> api.StopTaskResponse:  # type: ignore[valid-type]

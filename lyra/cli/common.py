@@ -201,6 +201,10 @@ def print_job_results(jobs: list[JobInfo]) -> None:
             out.print(f"[red]{job.kind} {job.value!r} failed[/]: {escape(job.error or '')}")
             out.print("  going on with what the task has from its other sources")
             continue
+        if job.state == "waiting":
+            out.print(f"[yellow]{job.kind} {job.value!r} waits for a person[/]: {escape(job.error or '')}")
+            out.print("  see `lyra task auth-queue TASK_ID`, then `lyra task resolve-auth`")
+            continue
         result = job.result or {}
         out.print(
             f"[bold]{job.kind} {job.value!r}[/] {job.state}: {result.get('documents', 0)} documents read, "

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
@@ -25,15 +26,18 @@ from lyra.cli.common import (
     settings_from_env,
 )
 from lyra.cli.server import start_managed_if_needed
+from lyra.core.errors import InvalidInputError
 from lyra.core.ids import task_id_for
 from lyra.core.settings import Settings
 from lyra.models.api import (
     CreateTaskRequest,
+    GetAuthQueueRequest,
     GetMaterialsRequest,
     Materials,
     MaterialsOptions,
     QueryViewRequest,
     QueueReferenceCandidatesRequest,
+    ResolveAuthRequest,
     StopTaskRequest,
     Target,
     TaskConfig,
@@ -105,6 +109,79 @@ def task_queue_references(
     )
     with operations() as ops:
         out.print_json(ops.queue_reference_candidates(request).model_dump_json())
+
+
+@task_app.command("auth-queue")
+@handle_errors
+def task_auth_queue(
+    task_id: str,
+    status: str = typer.Option("pending", "--status", help="pending | resolved | skipped | all"),
+    as_json: bool = typer.Option(False, "--json", help="print the same JSON as MCP/REST get_auth_queue"),
+) -> None:
+    """Pages the task's jobs could not read (CAPTCHA, login or consent wall), waiting for a person. Open each URL
+    in your own browser, then `lyra task resolve-auth`. (MCP/REST get_auth_queue.)"""
+    request = parse_one(GetAuthQueueRequest, {"task_id": task_id, "status": status})
+    with operations() as ops:
+        queue = ops.get_auth_queue(request)
+    if as_json:
+        print(queue.model_dump_json(indent=2))
+        return
+    table = Table("id", "status", "kind", "domain", "url", "attempts", "job", "cookie")
+    for item in queue.items:
+        table.add_row(
+            item.id,
+            item.status,
+            item.kind,
+            item.domain,
+            item.url,
+            str(item.attempts),
+            item.job_state or "",
+            "stored" if item.cookie_stored else "",
+        )
+    out.print(table)
+    paused = ", ".join(queue.paused_domains) or "none"
+    out.print(f"pending: {queue.pending}; paused domains: {paused}; jobs held: {queue.held_jobs}", highlight=False)
+    out.print(queue.next_step, highlight=False)
+
+
+@task_app.command("resolve-auth")
+@handle_errors
+def task_resolve_auth(
+    task_id: str,
+    intervention_id: str,
+    action: str = typer.Option(..., "--action", help="retry | skip | cookie"),
+    cookie_file: Path | None = typer.Option(
+        None,
+        "--cookie-file",
+        help="action cookie: a file holding the Cookie header value (else it is read from stdin, hidden on a "
+        "terminal); never given on the command line, where other users and the shell history would see it",
+    ),
+    note: str | None = typer.Option(None, "--note", help="why (a skipped job's error quotes it)"),
+    resolver: str = typer.Option("user", "--resolver", help="who resolved it"),
+) -> None:
+    """Resolve one pending item after dealing with the page in your own browser: retry queues its job again, cookie
+    also keeps the Cookie header your browser now sends to that site (secret, for this task and domain), skip ends
+    the job as skipped. (MCP/REST resolve_auth.)"""
+    fields: dict[str, object] = {
+        "task_id": task_id,
+        "intervention_id": intervention_id,
+        "action": action,
+        "note": note,
+        "resolver": resolver,
+    }
+    if action == "cookie":
+        if cookie_file is not None:
+            try:
+                fields["cookie"] = cookie_file.read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError) as exc:
+                raise InvalidInputError("--cookie-file", f"cannot be read: {type(exc).__name__}") from None
+        elif sys.stdin.isatty():
+            fields["cookie"] = typer.prompt("Cookie header value", hide_input=True)
+        else:
+            fields["cookie"] = sys.stdin.readline().strip()
+    request = parse_one(ResolveAuthRequest, fields)
+    with operations() as ops:
+        out.print_json(ops.resolve_auth(request).model_dump_json())
 
 
 def _materials(ops: Operations, task_id: str, evidence_limit: int) -> Materials:

@@ -44,6 +44,9 @@ Workflow:
    Explore further with get_evidence_graph, list_views / query_view, query_graph (read-only Cypher) and
    vector_search.
 5. stop_task(task_id) when done; the task stays resumable unless you ask for cleanup.
+A person in the loop: when a job meets a CAPTCHA, login or consent wall it waits (jobs.waiting, milestones.needs_person,
+interventions in get_status); get_auth_queue lists the items; a person opens the URL in their own browser, gets past
+the wall, then resolve_auth(task_id, intervention_id, action=retry | cookie | skip). Lyra never solves them itself.
 Corrections: feedback(task_id, action, args) blocks or unblocks domains, rejects or restores claims, and corrects
 edges; check_domain explains whether a domain may be used; calibration_metrics measures the judge against reviews.
 Lyra reports facts (relations, years, domain categories); interpreting them is your job.
@@ -187,7 +190,8 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
             "ranked result pages are fetched within the task's page budget) and, when they look academic or the web "
             "read no page, in the academic APIs (Semantic Scholar, OpenAlex). url: a paper address (doi.org, "
             "semanticscholar.org, openalex.org, arxiv.org, PubMed) is read through the academic APIs; another web "
-            "page or PDF is fetched through the SSRF guard, the domain gate and robots.txt.",
+            "page or PDF is fetched through the SSRF guard, the domain gate and robots.txt (a CAPTCHA, login or "
+            "consent wall parks the job for a person: get_auth_queue).",
             api.QueueTargetsRequest,
             api.QueueTargetsResponse,
             ops.queue_targets,
@@ -211,13 +215,45 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
             "get_status",
             "Task status (long-polling)",
             "A task's progress: job counts per state, metrics (pages, fragments, claims, edges per relation), "
-            "budget remaining, milestones, blocked_domains, domain_overrides, idle_seconds. wait=N (0-300) "
+            "budget remaining, milestones, blocked_domains, domain_overrides, idle_seconds, interventions (pages "
+            "waiting for a person: pending count, paused domains, the pending items; see get_auth_queue). "
+            "wait=N (0-300) "
             "long-polls: returns as soon as anything changes or no job is left. Poll until milestones.jobs_drained, "
             "then call get_materials. detail=full adds every job with its result and error.",
             api.GetStatusRequest,
             api.TaskStatus,
             ops.get_status,
             read_only=True,
+        ),
+        ToolSpec(
+            "get_auth_queue",
+            "Pages waiting for a person",
+            "The task's intervention queue: pages its jobs could not read because of a CAPTCHA, a login wall or a "
+            "cookie-consent wall. Each item: id, url, domain, kind (captcha | login_wall | consent_wall), reason, "
+            "status (pending | resolved | skipped), attempts, job_id and job_state, cookie_stored (the value is never "
+            "shown). paused_domains: domains no job of this task fetches until their items are resolved. "
+            "status=pending (default) | resolved | skipped | all. Next: a person opens the url in their own "
+            "browser, then resolve_auth.",
+            api.GetAuthQueueRequest,
+            api.AuthQueue,
+            ops.get_auth_queue,
+            read_only=True,
+        ),
+        ToolSpec(
+            "resolve_auth",
+            "Resolve a page waiting for a person",
+            "Resolve one pending item of get_auth_queue, after a person dealt with the page in their own browser "
+            "(Lyra never solves CAPTCHAs). action=retry: queue its job again. action=cookie: also give `cookie`, the "
+            "Cookie header value the person's browser sends to that site afterwards ('name=value; name2=value2'); "
+            "it is kept for this task and domain as a secret (never returned, never logged) and the job fetches "
+            "with it. action=skip: end the job as skipped (note: why). When the domain's last pending item is "
+            "resolved, the jobs held for that domain run again.",
+            api.ResolveAuthRequest,
+            api.ResolveAuthResponse,
+            ops.resolve_auth,
+            read_only=False,
+            destructive=False,
+            idempotent=False,
         ),
         ToolSpec(
             "stop_task",
@@ -263,7 +299,8 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
             "db.labels() and friends; anything else (writes, LOAD CSV, SHOW, other procedures) is refused with the "
             "reason. Runs in a read transaction with a timeout, options.row_limit (max 1000) and a byte budget. "
             "Labels: Task, Claim (task_id, text, claim_adoption_status), Fragment (text), Page (url, "
-            "title, year, doi, venue, domain), Domain (name, domain_category), Job. Relationships: HAS_CLAIM, "
+            "title, year, doi, venue, domain), Domain (name, domain_category), Job, Intervention (task_id, url, "
+            "domain, kind, status). Relationships: HAS_CLAIM, HAS_JOB, HAS_INTERVENTION, FOR_JOB, "
             "SUPPORTS/REFUTES/NEUTRAL (Fragment->Claim: nli_confidence, edge_human_corrected), EXTRACTED_FROM "
             "(Fragment->Page), IN_DOMAIN, CITES (Page->Page). Prefer the named views (list_views) when one fits.",
             api.QueryGraphRequest,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import unicodedata
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, StringConstraints
 
 from lyra.core.ids import TASK_ID_PATTERN
 
@@ -66,7 +66,7 @@ Text = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000), AfterValidator(single_line)
 ]
 JsonParams = Annotated[dict[str, Any], AfterValidator(no_lone_surrogates)]
-JobState = Literal["queued", "running", "done", "failed", "cancelled"]
+JobState = Literal["queued", "running", "waiting", "done", "failed", "cancelled", "skipped"]
 TargetKind = Literal["query", "url", "doi", "file"]
 MAX_TARGETS = 200
 
@@ -210,9 +210,11 @@ class StopTaskRequest(Request):
 class JobCounts(Response):
     queued: int = 0
     running: int = 0
+    waiting: int = Field(default=0, description="parked until a person resolves an intervention (get_auth_queue)")
     done: int = 0
     failed: int = 0
     cancelled: int = 0
+    skipped: int = Field(default=0, description="ended by a person's resolve_auth(action=skip)")
 
 
 class Metrics(Response):
@@ -251,9 +253,16 @@ class Budget(Response):
 class Milestones(Response):
     targets_queued: bool
     first_evidence: bool
-    jobs_drained: bool = Field(description="no job is queued or running")
-    nli_results_stable: bool = Field(description="evidence exists and no job can add or change stance edges now")
+    jobs_drained: bool = Field(
+        description="no job is queued or running (jobs waiting for a person may remain: see needs_person)"
+    )
+    nli_results_stable: bool = Field(
+        description="evidence exists and no job can add or change stance edges now (none queued, running or waiting)"
+    )
     budget_exhausted: bool
+    needs_person: bool = Field(
+        default=False, description="an intervention item is pending: a job waits for a person (get_auth_queue)"
+    )
 
 
 class DomainOverrideState(Response):
@@ -315,6 +324,43 @@ class AcademicUsage(Response):
     warnings: list[str] = Field(description="the latest warnings (an API down or rate-limited, ...), at most 10")
 
 
+InterventionKind = Literal["captcha", "login_wall", "consent_wall"]
+InterventionStatus = Literal["pending", "resolved", "skipped"]
+AuthAction = Literal["retry", "skip", "cookie"]
+INTERVENTION_ID_PATTERN = r"^iv_[0-9a-f]{32}$"
+
+
+class InterventionItem(Response):
+    """One page a person has to get past, parked in the task's intervention queue. Never carries a cookie."""
+
+    id: str
+    task_id: str
+    job_id: str
+    url: str
+    domain: str
+    kind: InterventionKind
+    reason: str
+    status: InterventionStatus
+    attempts: int = Field(description="how many times the job met a wall at this URL")
+    created_at: str | None
+    updated_at: str | None
+    resolved_at: str | None = Field(description="the last resolution (an item met again is pending once more)")
+    resolver: str | None
+    action: AuthAction | None = Field(description="the last resolution's action")
+    note: str | None
+    job_state: JobState | None
+    cookie_stored: bool = Field(description="a cookie is kept for this task and domain (its value is never shown)")
+
+
+class InterventionSummary(Response):
+    pending: int
+    resolved: int
+    skipped: int
+    paused_domains: list[str] = Field(description="domains paused for this task: no job fetches them until resolved")
+    held_jobs: int = Field(description="jobs waiting on a paused domain without an item of their own")
+    items: list[InterventionItem] = Field(description="the pending items (at most 20)")
+
+
 class TaskStatus(Response):
     task_id: str
     hypothesis: str
@@ -332,9 +378,88 @@ class TaskStatus(Response):
     waited_seconds: float
     job_list: list[JobInfo] | None = Field(default=None, description="every job (detail=full only)")
     errors: list[str] = Field(default_factory=list, description="errors of failed jobs (latest first, at most 10)")
+    interventions: InterventionSummary | None = Field(
+        default=None, description="the human-in-the-loop queue: pending CAPTCHA / login / consent walls"
+    )
     academic: AcademicUsage | None = Field(
         default=None, description="scholarly API calls, cache hits and citation-expansion counts; null: none ran"
     )
+
+
+class GetAuthQueueRequest(Request):
+    task_id: TaskId
+    status: Literal["pending", "resolved", "skipped", "all"] = Field(
+        default="pending", description="which items: pending (default), resolved, skipped or all"
+    )
+    limit: int = Field(default=100, ge=1, le=1000, description="at most this many items, pending first, newest first")
+
+
+class AuthQueue(Response):
+    task_id: str
+    pending: int
+    paused_domains: list[str]
+    held_jobs: int
+    items: list[InterventionItem]
+    next_step: str = Field(description="what a person does next")
+
+
+MAX_COOKIE_CHARS = 8192
+
+
+def cookie_header(value: SecretStr) -> SecretStr:
+    """A Cookie header value: ``name=value`` pairs separated by ``;``, printable ASCII, at most 8192 characters.
+    The message never repeats the value (it is a secret)."""
+    text = value.get_secret_value().strip()
+    if not text:
+        raise ValueError("must not be empty")
+    if len(text) > MAX_COOKIE_CHARS:
+        raise ValueError(f"must be at most {MAX_COOKIE_CHARS} characters")
+    if any(not (32 <= ord(ch) < 127) for ch in text):
+        raise ValueError("must be printable ASCII on one line (a Cookie header value)")
+    for pair in (p.strip() for p in text.split(";")):
+        name, eq, _ = pair.partition("=")
+        if pair and (not eq or not name.strip() or any(c in name for c in ' ,"\\')):
+            raise ValueError("must be name=value pairs separated by ';' (as a browser's Cookie header sends them)")
+    return SecretStr(text)
+
+
+CookieValue = Annotated[SecretStr, AfterValidator(cookie_header)]
+
+
+class ResolveAuthRequest(Request):
+    task_id: TaskId
+    intervention_id: Annotated[str, StringConstraints(pattern=INTERVENTION_ID_PATTERN)] = Field(
+        description="an item id from get_auth_queue (iv_...)"
+    )
+    action: AuthAction = Field(
+        description="retry: queue the job again; skip: end the job as skipped; cookie: keep `cookie` for this task "
+        "and domain and queue the job again (it fetches with the cookie)"
+    )
+    cookie: CookieValue | None = Field(
+        default=None,
+        description="action=cookie only: the Cookie header value ('name=value; name2=value2') your browser sends to "
+        "the site after you got past the wall there; kept as a secret (never shown, never logged)",
+    )
+    note: Annotated[str, StringConstraints(max_length=2000), AfterValidator(multi_line)] | None = Field(
+        default=None, description="why (kept with the item; a skipped job's error quotes it)"
+    )
+    resolver: Annotated[str, StringConstraints(min_length=1, max_length=200), AfterValidator(single_line)] = Field(
+        default="user", description="who resolved it"
+    )
+
+
+class ResolveAuthResponse(Response):
+    task_id: str
+    intervention_id: str
+    status: InterventionStatus
+    action: AuthAction
+    domain: str
+    job_id: str | None
+    job_state: JobState | None
+    released_jobs: int = Field(description="jobs held for the domain and queued again (the domain was unpaused)")
+    domain_paused: bool = Field(description="other items of this task and domain are still pending")
+    cookie_stored: bool
+    next_step: str
 
 
 class StopTaskResponse(Response):
@@ -513,6 +638,7 @@ class GarbageCounts(Response):
     citations: int = Field(description="CITES edges between two pages that hold no fragment")
     pages: int = Field(description="pages with no fragment and no CITES edge left")
     jobs: int = Field(description="jobs no task holds")
+    interventions: int = Field(default=0, description="intervention items no task holds")
 
 
 class GarbageReport(Response):

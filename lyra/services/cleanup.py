@@ -1,6 +1,7 @@
 """Task clean-up per ADR-0005, and a graph-wide garbage collection, run as batched Cypher inside Neo4j.
 
-* ``soft``: the task's claims, their stance edges, its Job nodes and the Task node. Pages and fragments stay
+* ``soft``: the task's claims, their stance edges, its Job nodes, its Intervention items (and the cookies a person
+  gave for it) and the Task node. Pages and fragments stay
   (they are global and may serve other tasks).
 * ``hard`` (orphans_only): soft, then claims no task holds any more, and, among the fragments and
   pages this task reached, those that nothing else uses: fragments without any stance edge, CITES
@@ -10,13 +11,14 @@
   one of its fragments has a stance edge to a claim a Task holds. Removed, in this order: claims no Task holds
   (with their stance edges); fragments with no stance edge left that are on no page in use (so a document a task
   uses keeps every passage, judged or not); CITES edges whose two pages both hold no fragment; pages with no
-  fragment and no CITES edge; Job nodes no Task holds. Domains, override rules and every audit node
-  (FeedbackEvent, DomainOverrideEvent, NLICorrection, SecurityFinding, Calibrator, CalibrationEvaluation) are
+  fragment and no CITES edge; Job nodes and Intervention items no Task holds. Domains, override rules and every
+  audit node (FeedbackEvent, DomainOverrideEvent, NLICorrection, SecurityFinding, Calibrator, CalibrationEvaluation) are
   never touched.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel
@@ -38,6 +40,7 @@ class GraphCounts(BaseModel):
     stance_edges: int
     citations: int
     jobs: int
+    interventions: int = 0
 
 
 class CleanupReport(BaseModel):
@@ -49,10 +52,17 @@ class CleanupReport(BaseModel):
 
 
 class CleanupService:
-    def __init__(self, store: GraphStore, tasks: TaskRepository, batch_size: int = 10_000) -> None:
+    def __init__(
+        self,
+        store: GraphStore,
+        tasks: TaskRepository,
+        batch_size: int = 10_000,
+        forget_secrets: Callable[[str], int] | None = None,
+    ) -> None:
         self.store = store
         self.tasks = tasks
         self.batch_size = batch_size
+        self.forget_secrets = forget_secrets  # a task's cookies (lyra.services.interventions.CookieStore) go with it
 
     def counts(self) -> GraphCounts:
         return GraphCounts(**self.store.run("cleanup/count_graph")[0])
@@ -65,7 +75,10 @@ class CleanupService:
         batch = {"batch_size": self.batch_size}
         self.store.run("cleanup/delete_task_claims", {"task_id": task_id, **batch})
         self.store.run("cleanup/delete_task_jobs", {"task_id": task_id, **batch})
+        self.store.run("cleanup/delete_task_interventions", {"task_id": task_id, **batch})
         self.store.run("cleanup/delete_task_node", {"task_id": task_id})
+        if self.forget_secrets is not None:
+            self.forget_secrets(task_id)
         if mode == "hard":
             self.store.run("cleanup/delete_orphan_claims", batch)
             self.store.run("cleanup/delete_orphan_fragments", {"fragment_ids": reach["fragment_ids"], **batch})
@@ -100,6 +113,7 @@ class CleanupService:
         citations = self.store.run("cleanup/sweep_orphan_citations", batch)[0]
         pages = self.store.run("cleanup/sweep_unused_pages", batch)[0]
         jobs = self.store.run("cleanup/delete_orphan_jobs", batch)[0]
+        interventions = self.store.run("cleanup/delete_orphan_interventions", batch)[0]
         removed = GarbageCounts(
             claims=claims["claims"],
             stance_edges=claims["stance_edges"] + fragments["stance_edges"],
@@ -107,5 +121,6 @@ class CleanupService:
             citations=citations["citations"],
             pages=pages["pages"],
             jobs=jobs["jobs"],
+            interventions=interventions["interventions"],
         )
         return GarbageReport(dry_run=False, found=found, removed=removed)

@@ -8,7 +8,9 @@ alive and carries "cancel" requests from ``stop_task``. When a server dies mid-j
 ``stale_seconds`` any pool (the restarted one included) puts the job back in the queue, up to ``max_attempts``
 runs. Every write a job makes is idempotent (pages by URL, fragments by text hash, one stance edge per pair), so
 running a job again adds nothing twice. A run that loses Neo4j (``graph_unavailable``) is treated the same way: it
-records nothing, and the job is resumed once Neo4j answers again.
+records nothing, and the job is resumed once Neo4j answers again. A run that meets a CAPTCHA, login or consent wall
+*parks* its job (state ``waiting``) with an intervention item for a person (``lyra.services.interventions``); a
+person's ``resolve_auth`` queues it again (or ends it as ``skipped``).
 """
 
 from __future__ import annotations
@@ -81,9 +83,23 @@ class JobContext:
 
 
 @dataclass(frozen=True)
+class Park:
+    """A job that must wait for a person instead of ending: it met a wall (``kind``, ``url``, ``reason``: its own
+    intervention item is opened), or its domain is paused for its task (``kind`` None: it waits without an item and
+    is queued again when the domain's last pending item is resolved). ``error`` is what the job shows meanwhile."""
+
+    domain: str
+    error: str
+    kind: str | None = None
+    url: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
 class JobOutcome:
     result: dict[str, Any]
     pages: int = 0
+    park: Park | None = None  # set: the job waits for a person (state 'waiting') instead of ending
 
 
 JobExecutor = Callable[[ClaimedJob, JobContext], JobOutcome]
@@ -164,6 +180,11 @@ class JobService:
     def on_queued(self, listener: Callable[[], None]) -> None:
         """Called after new jobs are queued (a worker pool in this process wakes up at once)."""
         self._listeners.append(listener)
+
+    def notify_queued(self) -> None:
+        """Jobs were queued by another path (a person resolving an intervention item): wake the workers."""
+        for listener in self._listeners:
+            listener()
 
     def queue(self, request: QueueTargetsRequest) -> QueueTargetsResponse:
         """Validate every target, then queue them in one transaction; duplicates are reported, not re-queued."""
@@ -364,10 +385,11 @@ class WorkerPool:
         with self._lock:
             self._running[job.claim] = ctx
         state, error, result, pages = "done", None, None, 0
+        park: Park | None = None
         log.info("job %s (%s %s) started, attempt %d", job.id, job.kind, job.value, job.attempts)
         try:
             outcome = self.executor(job, ctx)
-            result, pages = outcome.result, outcome.pages
+            result, pages, park = outcome.result, outcome.pages, outcome.park
         except GraphUnavailableError as exc:
             # Neo4j went away mid-job (a restart, a crash): the job did not fail, and recording it as failed once
             # Neo4j is back would end it for good. Its heartbeat stops here, so it is requeued after stale_seconds
@@ -384,6 +406,9 @@ class WorkerPool:
         finally:
             with self._lock:
                 self._running.pop(job.claim, None)
+        if park is not None:
+            self._park(job, park, result, ctx.elapsed)
+            return
         try:
             self.store.run(
                 "jobs/finish_job",
@@ -400,6 +425,33 @@ class WorkerPool:
         except LyraError as exc:  # the heartbeat stops, so the job is re-queued later: nothing is lost
             log.error("could not record the end of job %s: %s", job.id, exc.message)
         log.info("job %s %s%s", job.id, state, f": {error}" if error else "")
+
+    def _park(self, job: ClaimedJob, park: Park, result: dict[str, Any] | None, seconds: float) -> None:
+        """The job waits for a person: with its own intervention item (it met a wall) or held for a paused domain."""
+        common = {"id": job.id, "claim": job.claim, "error": park.error, "seconds": round(seconds, 3)}
+        try:
+            if park.kind is None:
+                rows = self.store.run("interventions/hold_job", {**common, "domain": park.domain})
+            else:
+                rows = self.store.run(
+                    "interventions/park_job",
+                    {
+                        **common,
+                        "new_id": new_id("iv"),
+                        "url": park.url,
+                        "domain": park.domain,
+                        "kind": park.kind,
+                        "reason": park.reason,
+                        "result": json.dumps(result) if result is not None else None,
+                    },
+                )
+        except LyraError as exc:  # the heartbeat stops, so the job is re-queued later: nothing is lost
+            log.error("could not park job %s: %s", job.id, exc.message)
+            return
+        state = rows[0]["job_state"] if rows else "lost (requeued meanwhile)"
+        if state == "queued":
+            self._wake.set()  # the domain was unpaused meanwhile: run it again
+        log.info("job %s %s: %s", job.id, state, park.error)
 
     def _heartbeat_loop(self) -> None:
         last_requeue = 0.0

@@ -16,11 +16,13 @@ from lyra.graph.connection import ConnectionInfo
 from lyra.graph.store import GraphStore, to_plain
 from lyra.graph.tasks import TaskRepository
 from lyra.models.api import (
+    AuthQueue,
     CollectGarbageRequest,
     CreateTaskRequest,
     CreateTaskResponse,
     EvidenceGraph,
     GarbageReport,
+    GetAuthQueueRequest,
     GetEvidenceGraphRequest,
     GetMaterialsRequest,
     GetStatusRequest,
@@ -36,6 +38,8 @@ from lyra.models.api import (
     QueueReferenceCandidatesResponse,
     QueueTargetsRequest,
     QueueTargetsResponse,
+    ResolveAuthRequest,
+    ResolveAuthResponse,
     SearchResults,
     StopTaskRequest,
     StopTaskResponse,
@@ -62,6 +66,7 @@ from lyra.services.explore import ExploreService
 from lyra.services.feedback import FeedbackService
 from lyra.services.graph_import import ImportReport, load_graph_file
 from lyra.services.ingest import IngestService, Progress
+from lyra.services.interventions import InterventionService
 from lyra.services.jobs import JobService
 from lyra.services.materials import MaterialsService
 from lyra.services.status import StatusService
@@ -84,6 +89,7 @@ class Operations:
         feedback: FeedbackService,
         calibration: CalibrationService,
         ingest: Callable[[], IngestService],
+        interventions: InterventionService,
     ) -> None:
         self.store = store
         self.task_repo = task_repo
@@ -98,6 +104,7 @@ class Operations:
         self._feedback = feedback
         self.calibration = calibration
         self._ingest = ingest  # built on first use: it loads the models
+        self.interventions = interventions
 
     # ------------------------------------------------------------------ service
     def health(self) -> Health:
@@ -161,6 +168,15 @@ class Operations:
             cleanup_result=result,
             resumable=request.cleanup == "none",
         )
+
+    # ------------------------------------------------------------ a human in the loop
+    def get_auth_queue(self, request: GetAuthQueueRequest) -> AuthQueue:
+        """The task's intervention items (CAPTCHA / login / consent walls its jobs met), pending first."""
+        return self.interventions.queue(request)
+
+    def resolve_auth(self, request: ResolveAuthRequest) -> ResolveAuthResponse:
+        """A person's decision on one item: retry, skip, or cookie (kept for the task and domain, never shown)."""
+        return self.interventions.resolve(request)
 
     def collect_garbage(self, request: CollectGarbageRequest) -> GarbageReport:
         """The global orphan sweep (what soft clean-ups leave behind): counts first; removes unless dry_run."""

@@ -13,12 +13,14 @@ from lyra.models.api import Budget
 from lyra.models.ingest import IdentifierMention, IngestReport
 from lyra.services.academic import AcademicResearch, AcademicRun, is_academic_query
 from lyra.services.ingest import IngestService
-from lyra.services.jobs import ClaimedJob, JobContext, JobOutcome, resolve_file_target
+from lyra.services.jobs import ClaimedJob, JobContext, JobOutcome, Park, resolve_file_target
 from lyra.services.status import academic_usage
+from lyra.sources.domain_patterns import normalise_domain
 from lyra.sources.local_files import SourceDocument
 from lyra.sources.scholarly import PaperId, parse_identifier
 
 if TYPE_CHECKING:
+    from lyra.services.interventions import InterventionService
     from lyra.services.web_citations import CitationDetector
     from lyra.services.web_search import WebSearch
     from lyra.sources.web import WebFetcher
@@ -89,6 +91,15 @@ def combined_report(reports: Sequence[IngestReport]) -> IngestReport:
     return merged
 
 
+def web_domain(url: str) -> str:
+    """The domain a URL's politeness, pause and cookies are kept under (the fetcher's own spelling)."""
+    host = urlparse(url).hostname or ""
+    try:
+        return normalise_domain(host).removeprefix("www.")
+    except ValueError:
+        return host.lower().removeprefix("www.")
+
+
 def paper_identifier(url: str) -> PaperId | None:
     """The paper a URL names when it is a DOI resolver, Semantic Scholar, OpenAlex, arXiv or PubMed address."""
     host = (urlparse(url).hostname or "").lower().removeprefix("www.")
@@ -147,6 +158,7 @@ class ResearchExecutor:
         enrichment_max: int = 0,
         enrich_local: bool = False,
         citations: Callable[[], CitationDetector] | None = None,
+        interventions: InterventionService | None = None,
     ) -> None:
         self.store = store
         self._ingest = ingest
@@ -158,6 +170,7 @@ class ResearchExecutor:
         self.enrichment_max = enrichment_max  # identifiers per job sent to the resolver (0: no enrichment)
         self.enrich_local = enrich_local  # file targets too, unless a target's options say otherwise
         self._citations = citations  # web citation detection of fetched pages (None: off)
+        self.interventions = interventions  # the human-in-the-loop queue (paused domains, cookies a person gave)
 
     def __call__(self, job: ClaimedJob, ctx: JobContext) -> JobOutcome:
         row = self.store.run("jobs/task_budget", {"task_id": job.task_id})[0]
@@ -200,10 +213,20 @@ class ResearchExecutor:
 
     def _web_job(self, job: ClaimedJob, pages_left: int | None, progress: Callable[[str, int], None]) -> JobOutcome:
         """A web page or PDF: fetched through the one guarded, polite fetcher, then the ingest path. A refusal
-        (SSRF guard, blocked domain, robots.txt, limits, type) fails the job with its code and reason."""
+        (SSRF guard, blocked domain, robots.txt, limits, type) fails the job with its code and reason. A CAPTCHA,
+        login or consent wall parks the job for a person (an intervention item; the domain is paused for the task);
+        a job whose domain is paused for its task waits without fetching; cookies a person gave are sent."""
         if self._web is None:
             raise SourceUnavailable("source not available: web fetching is not configured in this service")
-        outcome = self._web().fetch(job.value)
+        domain = web_domain(job.value)
+        cookies: dict[str, str] = {}
+        if self.interventions is not None:
+            pending = self.interventions.domain_paused(job.task_id, domain)
+            if pending:
+                reason = f"waiting: {domain} is paused for this task until a person resolves {', '.join(pending)}"
+                return JobOutcome(result={"paused_domain": domain}, park=Park(domain=domain, error=reason))
+            cookies = self.interventions.cookies_for(job.task_id)
+        outcome = self._web().fetch(job.value, cookies=cookies)
         fetch = {
             "code": outcome.code,
             "final_url": outcome.final_url,
@@ -217,6 +240,17 @@ class ResearchExecutor:
             "render_seconds": round(outcome.render_seconds, 3),
             "links": len(outcome.links),
         }
+        if outcome.challenge is not None and self.interventions is not None:
+            kind, reason = outcome.challenge.kind, outcome.challenge.reason
+            where = outcome.final_url or job.value
+            park = Park(
+                domain=web_domain(where),
+                error=f"waiting for a person: {kind} at {where} ({reason}); see get_auth_queue",
+                kind=kind,
+                url=where,
+                reason=reason,
+            )
+            return JobOutcome(result={"fetch": fetch}, park=park)
         if outcome.document is None:
             raise SourceUnavailable(f"{outcome.code}: {outcome.reason} (nothing was read from {job.value!r})")
         report = self._ingest().ingest_documents([outcome.document], job.task_id, progress=progress)

@@ -15,6 +15,7 @@ from lyra.models.api import (
     Budget,
     DomainOverride,
     GetStatusRequest,
+    InterventionSummary,
     JobCounts,
     JobInfo,
     Metrics,
@@ -23,6 +24,7 @@ from lyra.models.api import (
 )
 
 DomainState = Callable[[], tuple[list[BlockedDomain], list[DomainOverride]]]
+Interventions = Callable[[str], InterventionSummary]
 POLL_SECONDS = 0.5
 MAX_ERRORS = 10
 
@@ -32,7 +34,20 @@ def _no_domain_state() -> tuple[list[BlockedDomain], list[DomainOverride]]:
 
 
 def _fingerprint(row: dict[str, Any]) -> tuple[Any, ...]:
-    keys = ("status", "queued", "running", "done", "failed", "cancelled", "claims", "supports", "refutes", "neutral")
+    keys = (
+        "status",
+        "queued",
+        "running",
+        "waiting",
+        "done",
+        "failed",
+        "cancelled",
+        "skipped",
+        "claims",
+        "supports",
+        "refutes",
+        "neutral",
+    )
     return tuple(row[k] for k in keys)
 
 
@@ -78,11 +93,13 @@ class StatusService:
         tasks: TaskRepository,
         domain_state: DomainState | None = None,
         requests_budget: int | None = None,
+        interventions: Interventions | None = None,
     ) -> None:
         self.store = store
         self.tasks = tasks
         self.domain_state = domain_state or _no_domain_state
         self.requests_budget = requests_budget
+        self.interventions = interventions  # the task's human-in-the-loop queue (pending walls, paused domains)
 
     def _row(self, task_id: str) -> dict[str, Any]:
         rows = self.store.run("jobs/task_status", {"task_id": task_id})
@@ -108,6 +125,10 @@ class StatusService:
         blocked, overrides = self.domain_state()
         status = self._build(row, jobs, blocked, overrides, request.detail == "full", time.monotonic() - start)
         status.academic = academic_usage(jobs, self.requests_budget)
+        if self.interventions is not None:
+            summary = self.interventions(request.task_id)
+            status.interventions = summary
+            status.milestones.needs_person = summary.pending > 0
         return status
 
     @staticmethod
@@ -125,12 +146,14 @@ class StatusService:
             done=row["done"],
             failed=row["failed"],
             cancelled=row["cancelled"],
+            waiting=row["waiting"],
+            skipped=row["skipped"],
         )
         edges = {"supports": row["supports"], "refutes": row["refutes"], "neutral": row["neutral"]}
         budget = Budget.of(row["max_pages"], row["pages_used"], row["max_seconds"], row["seconds_used"])
         exhausted = budget.exhausted
         active = counts.queued + counts.running
-        total_jobs = active + counts.done + counts.failed + counts.cancelled
+        total_jobs = active + counts.waiting + counts.done + counts.failed + counts.cancelled + counts.skipped
         has_evidence = sum(edges.values()) > 0
         failed = [j for j in jobs if j["state"] == "failed" and j["error"]]
         failed.sort(key=lambda j: j["finished_at"] or "", reverse=True)
@@ -148,7 +171,7 @@ class StatusService:
                 targets_queued=total_jobs > 0,
                 first_evidence=has_evidence,
                 jobs_drained=total_jobs > 0 and active == 0,
-                nli_results_stable=has_evidence and active == 0,
+                nli_results_stable=has_evidence and active == 0 and counts.waiting == 0,
                 budget_exhausted=exhausted,
             ),
             blocked_domains=blocked,

@@ -50,6 +50,8 @@ def dummy_params(query: CypherQuery) -> dict[str, Any]:
             "ece_after",
             "brier_before",
             "brier_after",
+            "now",
+            "interval",
         ):
             values[name] = 1.5
         else:

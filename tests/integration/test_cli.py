@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -182,3 +184,53 @@ def test_a_bad_setting_prints_one_error_line_and_exits_2_on_every_command_path(
     assert lines[0].startswith(f"error (config_error): {message}"), lines
     assert lines[1:] == [f"hint: check {variable} in the environment"]
     assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_auth_queue_and_resolve_auth_commands_keep_the_cookie_off_the_output(
+    graph: Services, settings: Settings, tmp_path: Path
+) -> None:
+    from lyra.models.api import QueueTargetsRequest, Target
+
+    graph.tasks.create_task("cli_walls", "Time-restricted eating improves insulin sensitivity")
+    graph.jobs.queue(
+        QueueTargetsRequest(task_id="cli_walls", targets=[Target(kind="url", value="https://journal.example/a")])
+    )
+    iv = "iv_" + "7" * 32
+    graph.store.driver.execute_query(
+        "MATCH (t:Task {id: 'cli_walls'})-[:HAS_JOB]->(j:Job) "
+        "SET j.state = 'waiting', j.paused_domain = 'journal.example', j.waiting_on = $iv "
+        "CREATE (t)-[:HAS_INTERVENTION]->(:Intervention {id: $iv, task_id: 'cli_walls', job_id: j.id, "
+        "url: 'https://journal.example/a', domain: 'journal.example', kind: 'captcha', reason: 'a widget', "
+        "status: 'pending', attempts: 1, created_at: datetime(), updated_at: datetime()})-[:FOR_JOB]->(j)",
+        iv=iv,
+        database_=graph.store.database,
+    )
+    env = {**neo4j_env(settings), "LYRA_STATE_DIR": str(tmp_path / "state")}
+    listed = run_lyra("task", "auth-queue", "cli_walls", "--json", env=env)
+    assert listed.returncode == 0, listed.stderr
+    queue = json.loads(listed.stdout)
+    assert queue["pending"] == 1 and queue["paused_domains"] == ["journal.example"] and queue["items"][0]["id"] == iv
+    table = run_lyra("task", "auth-queue", "cli_walls", env=env)
+    assert table.returncode == 0 and iv in table.stdout and "journal.example" in table.stdout
+
+    missing = run_lyra(
+        "task", "resolve-auth", "cli_walls", iv, "--action", "cookie", "--cookie-file", str(tmp_path / "no"), env=env
+    )
+    assert missing.returncode == 2 and "--cookie-file" in missing.stderr
+    resolved = subprocess.run(
+        [sys.executable, "-m", "lyra", "task", "resolve-auth", "cli_walls", iv, "--action", "cookie"],
+        input="cf_clearance=secret-value-42\n",
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        cwd=ROOT,
+        timeout=300,
+        check=False,
+    )
+    assert resolved.returncode == 0, resolved.stderr
+    out = json.loads(resolved.stdout)
+    assert out["status"] == "resolved" and out["cookie_stored"] and out["job_state"] == "queued"
+    assert "secret-value-42" not in resolved.stdout + resolved.stderr
+    assert "secret-value-42" in (tmp_path / "state" / "auth" / "cookies.json").read_text(encoding="utf-8")
+    again = run_lyra("task", "resolve-auth", "cli_walls", iv, "--action", "retry", env=env)
+    assert again.returncode == 2 and "(conflict)" in again.stderr and "already resolved" in again.stderr

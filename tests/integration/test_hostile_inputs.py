@@ -345,6 +345,7 @@ def operations_for(services: Services, root: Path) -> Operations:
         feedback=services.feedback,
         calibration=services.calibration,
         ingest=lambda: services.ingest,
+        interventions=services.interventions,
     )
 
 
@@ -423,7 +424,18 @@ class Graph:
             "RETURN c.id AS claim, r.id AS edge ORDER BY c.id, r.id LIMIT 1",
             task=TASK,
         )
-        self.values.update(task=TASK, claim=row["claim"], edge=row["edge"])
+        # a job waiting for a person: one pending intervention item (a CAPTCHA its page showed)
+        (item,) = self._query(
+            "MATCH (t:Task {id: $task})-[:HAS_JOB]->(j:Job) "
+            "SET j.state = 'waiting', j.paused_domain = 'journal.example', j.waiting_on = $iv "
+            "CREATE (t)-[:HAS_INTERVENTION]->(i:Intervention {id: $iv, task_id: $task, job_id: j.id, "
+            "url: 'https://journal.example/a', domain: 'journal.example', kind: 'captcha', reason: 'a widget', "
+            "status: 'pending', attempts: 1, created_at: datetime(), updated_at: datetime()})-[:FOR_JOB]->(j) "
+            "RETURN i.id AS id",
+            task=TASK,
+            iv="iv_" + "5" * 32,
+        )
+        self.values.update(task=TASK, claim=row["claim"], edge=row["edge"], intervention=item["id"])
         self.seed = self.snapshot()
 
     def seed_intact(self, now: Snapshot) -> list[str]:

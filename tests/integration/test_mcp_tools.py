@@ -24,6 +24,8 @@ TOOLS = {
     "queue_targets": (False, False),
     "queue_reference_candidates": (False, False),
     "get_status": (True, False),
+    "get_auth_queue": (True, False),
+    "resolve_auth": (False, False),
     "stop_task": (False, True),
     "get_materials": (True, False),
     "get_evidence_graph": (True, False),

@@ -196,6 +196,8 @@ def test_openapi_document_lists_the_routes(app: FastAPI) -> None:
         "/api/v1/tasks/{task_id}/targets",
         "/api/v1/tasks/{task_id}/status",
         "/api/v1/tasks/{task_id}/stop",
+        "/api/v1/tasks/{task_id}/auth-queue",
+        "/api/v1/tasks/{task_id}/auth-queue/{intervention_id}/resolve",
         "/api/v1/tasks/{task_id}/materials",
         "/api/v1/tasks/{task_id}/graph",
         "/api/v1/views",

@@ -68,6 +68,13 @@ fetch("/content.json").then(r => r.json()).then(data => {
     data.paragraphs.map(p => "<p>" + p + "</p>").join("") + "</article>";
 });
 """
+CAPTCHA_PAGE = """<!DOCTYPE html><html><head><title>Security check</title>
+<script src="https://www.google.com/recaptcha/api.js"></script></head><body><h1>One more step</h1>
+<form action="/verify"><div class="g-recaptcha" data-sitekey="6Lc-test"></div><button>Continue</button></form>
+</body></html>"""
+CLOUDFLARE_PAGE = """<!DOCTYPE html><html><head><title>Just a moment...</title></head><body>
+<h2>Checking if the site connection is secure</h2><div class="cf-turnstile" data-sitekey="0x4AAA"></div>
+<script>window._cf_chl_opt = {cType: 'managed'};</script></body></html>"""
 DOMAINS_YAML = """
 politeness:
   default: {qps: 100.0, max_pages_per_day: 500}
@@ -83,6 +90,7 @@ class Hit:
     host: str
     path: str
     user_agent: str
+    cookie: str | None = None
 
 
 @dataclass
@@ -121,7 +129,9 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
-            site.hits.append(Hit(time.monotonic(), host, self.path, self.headers.get("User-Agent") or ""))
+            site.hits.append(
+                Hit(time.monotonic(), host, self.path, self.headers.get("User-Agent") or "", self.headers.get("Cookie"))
+            )
             path = self.path
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 self._route(host, path)
@@ -148,6 +158,12 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
                 self._send(200, json.dumps({"paragraphs": APP_PARAGRAPHS}).encode(), "application/json")
             elif path == "/data.json":
                 self._send(200, b'{"a": 1}', "application/json")
+            elif path == "/wall/captcha":
+                self._send(200, CAPTCHA_PAGE.encode(), "text/html; charset=utf-8")
+            elif path == "/wall/cloudflare":
+                self._send(403, CLOUDFLARE_PAGE.encode(), "text/html; charset=utf-8")
+            elif path == "/forbidden":
+                self._send(403, b"<html><body><h1>403 Forbidden</h1></body></html>", "text/html")
             elif path == "/missing":
                 self._send(404, b"not here", "text/html")
             elif path.startswith("/to/"):  # /to/<where>: a redirect
@@ -161,6 +177,7 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
                     "same": "/articles/after-redirect",
                     "blocked": f"http://blocked.test:{port}/articles/x",
                     "file": "file:///etc/passwd",
+                    "cross": f"http://other.test:{port}/articles/x",
                 }
                 self._redirect(targets[where])
             elif path.startswith("/loop/"):
@@ -543,3 +560,36 @@ def test_a_script_built_page_is_rendered_in_chromium_and_every_browser_request_g
     assert "/pixel.png" not in paths  # images are not loaded
     assert site.requests("blocked.test") == []  # the gate applies to the browser's requests too
     assert all(hit.user_agent.startswith("Lyra/") for hit in site.hits)  # all of them came through the fetcher
+
+
+# ----------------------------------------------------------------------------- walls and cookies
+@pytest.mark.parametrize(("path", "status"), [("/wall/captcha", 200), ("/wall/cloudflare", 403)])
+def test_a_captcha_page_is_needs_intervention_and_never_extracted(
+    site: Site, make_fetcher: Callable[..., WebFetcher], path: str, status: int
+) -> None:
+    outcome = make_fetcher().fetch(site.url("journal.test", path))
+    assert outcome.code == "needs_intervention", outcome.reason
+    assert outcome.challenge is not None and outcome.challenge.kind == "captcha"
+    assert outcome.document is None and outcome.status == status and outcome.extract_seconds == 0.0
+    assert "resolve_auth" in outcome.reason
+
+
+def test_a_plain_403_stays_an_http_error(site: Site, make_fetcher: Callable[..., WebFetcher]) -> None:
+    outcome = make_fetcher().fetch(site.url("journal.test", "/forbidden"))
+    assert outcome.code == "http_error" and outcome.status == 403 and outcome.challenge is None
+
+
+def test_a_cookie_goes_to_its_domain_and_subdomains_only(site: Site, make_fetcher: Callable[..., WebFetcher]) -> None:
+    fetcher = make_fetcher()
+    cookies = {"journal.test": "pass=k1"}
+    assert fetcher.fetch(site.url("journal.test", "/to/cross"), cookies=cookies).code == "ok"
+    assert fetcher.fetch(site.url("sub.journal.test", "/articles/s"), cookies=cookies).code == "ok"
+    assert fetcher.fetch(site.url("notjournal.test", "/articles/n"), cookies=cookies).code == "ok"
+    assert fetcher.fetch(site.url("journal.test", "/articles/plain")).code == "ok"
+    sent = {(h.host, h.path): h.cookie for h in site.hits}
+    assert sent[("journal.test", "/to/cross")] == "pass=k1"
+    assert sent[("other.test", "/articles/x")] is None  # the redirect left the domain: no cookie
+    assert sent[("sub.journal.test", "/articles/s")] == "pass=k1"
+    assert sent[("notjournal.test", "/articles/n")] is None
+    assert sent[("journal.test", "/articles/plain")] is None  # only the fetch that was given it
+    assert all(h.cookie is None for h in site.hits if h.path == "/robots.txt")

@@ -23,8 +23,10 @@ What every fetch goes through, per request (each redirect hop again, followed by
    allows all, a 5xx or unreachable one disallows the site for 10 minutes (RFC 9309). ``Crawl-delay`` slows the
    domain's rate further (capped at 30 s).
 4. **Daily budget**: ``max_pages_per_day`` of the domain (``config/domains.yaml``), counted by a
-   :class:`~lyra.sources.web.politeness.PageCounter` (in-process by default; a Neo4j counter can replace it).
-5. **Rate**: at most ``qps`` requests per second per domain, across all threads sharing the fetcher.
+   :class:`~lyra.sources.web.politeness.PageCounter` (in-process by default; the services give the fetcher
+   ``GraphPageCounter``, held in Neo4j and shared by every process).
+5. **Rate**: at most ``qps`` requests per second per domain, across all threads sharing the fetcher (the services
+   give it ``GraphRateLimiter``: across every process sharing the database).
 6. **Limits**: ``LYRA_WEB_TIMEOUT_SECONDS`` for the whole fetch (connect: ``LYRA_WEB_CONNECT_TIMEOUT_SECONDS``),
    ``LYRA_WEB_MAX_BYTES`` read at most (streamed; a larger declared Content-Length is refused before reading).
 7. **Content type**: HTML (``text/html``, XHTML) goes through trafilatura: main text, title, date -> year, author,
@@ -37,7 +39,8 @@ matched against the product token ``Lyra``.
 
 Outcome codes (:data:`FetchCode`): ``ok``, ``invalid_url``, ``ssrf_refused``, ``blocked_domain``,
 ``robots_disallowed``, ``daily_limit``, ``too_large``, ``timeout``, ``unsupported_type``, ``too_many_redirects``,
-``http_error``, ``network_error``, ``no_text``, ``bad_pdf``, ``extraction_failed``.
+``http_error``, ``network_error``, ``no_text``, ``bad_pdf``, ``extraction_failed``, ``needs_intervention`` (a CAPTCHA,
+login or consent wall: :mod:`lyra.sources.web.challenge`; never extracted, ``outcome.challenge`` says which).
 
 Browser backend: a :class:`PageRenderer` (``render(url, fetch, timeout) -> html``) plugs in after the HTTP fetch
 when ``LYRA_WEB_BROWSER`` is ``auto`` (little text and scripts) or ``always``. The renderer must serve every request
@@ -50,6 +53,7 @@ Raw requests: ``fetcher.get(url, robots=..., trusted_origin=...)`` applies the s
 served through the fetcher.
 """
 
+from lyra.sources.web.challenge import Challenge, detect_challenge
 from lyra.sources.web.extract import Link
 from lyra.sources.web.fetcher import (
     FetchCode,
@@ -60,12 +64,20 @@ from lyra.sources.web.fetcher import (
     WebFetcher,
     origin_of,
 )
-from lyra.sources.web.politeness import DomainDecider, MemoryPageCounter, PageCounter, PolicyDecider, RateLimiter
+from lyra.sources.web.politeness import (
+    DomainDecider,
+    MemoryPageCounter,
+    PageCounter,
+    PolicyDecider,
+    RateLimiter,
+    RequestSpacer,
+)
 from lyra.sources.web.ssrf import AddressPolicy, AddressRefused
 
 __all__ = [
     "AddressPolicy",
     "AddressRefused",
+    "Challenge",
     "DomainDecider",
     "FetchCode",
     "FetchOutcome",
@@ -77,6 +89,8 @@ __all__ = [
     "PolicyDecider",
     "RateLimiter",
     "RawResponse",
+    "RequestSpacer",
     "WebFetcher",
+    "detect_challenge",
     "origin_of",
 ]

@@ -19,6 +19,7 @@ from lyra.core.settings import Settings
 from lyra.sources.domain_patterns import normalise_domain, pattern_matches
 from lyra.sources.domain_policy import ReloadingDomainPolicy
 from lyra.sources.local_files import SourceDocument
+from lyra.sources.web.challenge import Challenge, detect_challenge
 from lyra.sources.web.extract import Extracted, Link, decode_html, extract_html, extract_pdf
 from lyra.sources.web.politeness import (
     DomainDecider,
@@ -26,6 +27,7 @@ from lyra.sources.web.politeness import (
     PageCounter,
     PolicyDecider,
     RateLimiter,
+    RequestSpacer,
     RobotsCache,
     RobotsFile,
     utc_today,
@@ -52,6 +54,7 @@ FetchCode = Literal[
     "no_text",
     "bad_pdf",
     "extraction_failed",
+    "needs_intervention",
 ]
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -60,6 +63,8 @@ SNIFF_TYPES = frozenset({"", "application/octet-stream", "binary/octet-stream", 
 ROBOTS_MAX_BYTES = 512_000  # RFC 9309: parse at least 500 KiB
 MAX_CRAWL_DELAY = 30.0  # a robots.txt Crawl-delay above this is capped
 ACCEPT = "text/html,application/xhtml+xml,application/pdf;q=0.9,*/*;q=0.1"
+CHALLENGE_STATUSES = frozenset({401, 403, 429, 503})  # answers whose HTML is read to tell a wall from an error
+CHALLENGE_MAX_BYTES = 1_000_000  # most bytes of such an answer read
 
 
 @dataclass(frozen=True)
@@ -109,6 +114,7 @@ class FetchOutcome:
     render_seconds: float = 0.0
     bytes_read: int = 0
     rendered: bool = False  # the HTML came from the browser
+    challenge: Challenge | None = None  # code needs_intervention: the CAPTCHA / login / consent wall found
 
     @property
     def ok(self) -> bool:
@@ -127,13 +133,17 @@ class PageRenderer(Protocol):
 
 class FetchRefused(Exception):
     """A request the fetcher refused or that failed (:meth:`WebFetcher.get`): ``code`` is a :data:`FetchCode`,
-    ``reason`` says why, ``status`` is the HTTP status when there was one."""
+    ``reason`` says why, ``status`` is the HTTP status when there was one, ``response`` the refused answer when its
+    HTML was read (a CAPTCHA or login wall behind a 401/403/429/503)."""
 
-    def __init__(self, code: FetchCode, reason: str, status: int | None = None) -> None:
+    def __init__(
+        self, code: FetchCode, reason: str, status: int | None = None, response: RawResponse | None = None
+    ) -> None:
         super().__init__(f"{code}: {reason}")
         self.code = code
         self.reason = reason
         self.status = status
+        self.response = response  # the answer refused (an HTTP error whose HTML was read), when there is one
 
 
 _Refused = FetchRefused
@@ -151,6 +161,7 @@ class _Trace:
     render_seconds: float = 0.0
     bytes_read: int = 0
     hops: list[str] = field(default_factory=list)
+    cookies: Mapping[str, str] = field(default_factory=dict)  # domain -> Cookie header value (secrets: never logged)
 
     def remaining(self) -> float:
         return self.deadline - time.monotonic()
@@ -159,6 +170,25 @@ class _Trace:
 def _origin(url: str) -> str:
     parts = urlsplit(url)
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower().rpartition("@")[2], "", "", ""))
+
+
+def _domain_of(url: str) -> str:
+    try:
+        return normalise_domain(urlsplit(url).hostname or "").removeprefix("www.")
+    except (ValueError, InvalidInputError):
+        return ""
+
+
+def cookie_for(cookies: Mapping[str, str], url: str) -> str | None:
+    """The Cookie header value given for ``url``'s domain or a parent domain of it (the longest match)."""
+    if not cookies:
+        return None
+    domain = _domain_of(url)
+    best: str | None = None
+    for name in cookies:
+        if domain == name or domain.endswith("." + name):
+            best = name if best is None or len(name) > len(best) else best
+    return cookies[best] if best is not None else None
 
 
 def _default_port(scheme: str) -> int:
@@ -210,7 +240,7 @@ class WebFetcher:
         gate: DomainDecider | None = None,
         *,
         counter: PageCounter | None = None,
-        limiter: RateLimiter | None = None,
+        limiter: RequestSpacer | None = None,
         resolver: Resolver = system_resolver,
         renderer: PageRenderer | None = None,
     ) -> None:
@@ -221,7 +251,7 @@ class WebFetcher:
             )
         )
         self.counter: PageCounter = counter or MemoryPageCounter()
-        self.limiter = limiter or RateLimiter()
+        self.limiter: RequestSpacer = limiter or RateLimiter()
         self.address_policy = AddressPolicy.from_allow_list(settings.fetch_allow_hosts)
         self.user_agent = user_agent(settings)
         self.robots_agent = self.user_agent.split("/", 1)[0].split()[0] or "Lyra"
@@ -299,16 +329,29 @@ class WebFetcher:
         trace = _Trace(deadline=time.monotonic() + self.settings.web_timeout_seconds)
         return chosen.render(response, lambda sub: self._subresource(sub, trace), max(1.0, trace.remaining()))
 
-    def fetch(self, url: str) -> FetchOutcome:
-        """Fetch ``url`` and extract it; never raises for anything the page or the network does."""
+    def fetch(self, url: str, *, cookies: Mapping[str, str] | None = None) -> FetchOutcome:
+        """Fetch ``url`` and extract it; never raises for anything the page or the network does.
+
+        ``cookies``: domain -> a Cookie header value a person obtained (``resolve_auth`` with ``cookie``); sent only
+        to that domain and its subdomains, on every hop there, never logged. A CAPTCHA, login or consent wall is
+        ``needs_intervention`` (:mod:`lyra.sources.web.challenge`) and is never extracted."""
         start = time.monotonic()
-        trace = _Trace(deadline=start + self.settings.web_timeout_seconds)
+        trace = _Trace(deadline=start + self.settings.web_timeout_seconds, cookies=dict(cookies or {}))
         try:
-            response = self._get(url, trace, robots=True, count_page=True, max_bytes=self.settings.web_max_bytes)
+            response = self._get(
+                url, trace, robots=True, count_page=True, max_bytes=self.settings.web_max_bytes, read_walls=True
+            )
         except _Refused as refused:
+            wall = self._wall(refused.response) if refused.response is not None else None
+            if wall is not None and refused.response is not None:
+                return self._intervention(url, trace, start, wall, refused.response)
             return self._outcome(url, trace, start, refused.code, refused.reason, status=refused.status)
         fetched = time.monotonic()
         kind = self._kind(response)
+        if kind == "html":
+            wall = self._wall(response)
+            if wall is not None:
+                return self._intervention(url, trace, start, wall, response)
         extract_start = time.monotonic()
         if kind is None:
             return self._outcome(
@@ -324,7 +367,12 @@ class WebFetcher:
                 pages = self.settings.web_pdf_max_pages
                 extracted = extract_pdf(response.body, response.url, origin=url, max_pages=pages)
             else:
-                extracted, _ = self._html(response, trace)
+                extracted, rendered = self._html(response, trace)
+                if rendered:
+                    rendered_html = extracted.document.raw if extracted.document is not None else None
+                    wall = self._wall(replace(response, body=(rendered_html or "").encode("utf-8")))
+                    if wall is not None:
+                        return self._intervention(url, trace, start, wall, response)
         except Exception as exc:  # an extractor failing on hostile markup must not stop the caller
             log.warning("extraction of %s failed: %s", response.url, exc)
             return self._outcome(
@@ -368,6 +416,29 @@ class WebFetcher:
         )
 
     # ------------------------------------------------------------------ steps
+    @staticmethod
+    def _wall(response: RawResponse) -> Challenge | None:
+        """A CAPTCHA / login / consent wall in this answer (HTML, or an HTTP 401 asking for credentials)."""
+        if response.content_type not in HTML_TYPES and response.content_type not in SNIFF_TYPES:
+            if response.status == 401:
+                return detect_challenge(response.status, response.headers, "", response.url)
+            return None
+        html = decode_html(response.body, response.charset) if response.body else ""
+        return detect_challenge(response.status, response.headers, html, response.url)
+
+    def _intervention(
+        self, url: str, trace: _Trace, start: float, wall: Challenge, response: RawResponse
+    ) -> FetchOutcome:
+        outcome = self._outcome(
+            url,
+            trace,
+            start,
+            "needs_intervention",
+            f"{wall.kind}: {wall.reason}; a person has to get past it (resolve_auth)",
+            response=response,
+        )
+        return replace(outcome, challenge=wall)
+
     def _outcome(
         self,
         url: str,
@@ -440,7 +511,7 @@ class WebFetcher:
 
     def _subresource(self, url: str, trace: _Trace) -> RawResponse:
         """A request the browser makes while rendering: same rules as a page (not counted in the daily budget)."""
-        sub = _Trace(deadline=time.monotonic() + self.settings.web_timeout_seconds)
+        sub = _Trace(deadline=time.monotonic() + self.settings.web_timeout_seconds, cookies=trace.cookies)
         try:
             return self._get(
                 url, sub, robots=True, count_page=False, max_bytes=self.settings.web_max_bytes, any_type=True
@@ -523,14 +594,23 @@ class WebFetcher:
         any_type: bool = False,
         truncate: bool = False,
         trusted_origin: str | None = None,
+        read_walls: bool = False,
     ) -> RawResponse:
-        """GET with redirects followed by hand, each hop admitted again; the final 2xx response with its body."""
+        """GET with redirects followed by hand, each hop admitted again; the final 2xx response with its body.
+        ``read_walls``: the HTML of a 401/403/429/503 answer is read too (bounded) and carried by the refusal, so
+        the caller can tell a CAPTCHA or login wall from a plain error."""
         current = url
         for _ in range(self.settings.web_max_redirects + 1):
             trusted = bool(trusted_origin) and origin_of(current) == trusted_origin
             self._admit(current, trace, robots=robots, count_page=count_page, trusted=trusted)
             response = self._request(
-                current, trace, max_bytes=max_bytes, any_type=any_type, truncate=truncate, trusted=trusted
+                current,
+                trace,
+                max_bytes=max_bytes,
+                any_type=any_type,
+                truncate=truncate,
+                trusted=trusted,
+                read_walls=read_walls,
             )
             if response.status in REDIRECT_STATUSES:
                 location = response.headers.get("location", "").strip()
@@ -540,7 +620,7 @@ class WebFetcher:
                 trace.hops.append(current)
                 continue
             if not 200 <= response.status < 300:
-                raise _Refused("http_error", f"HTTP {response.status} from {current}", response.status)
+                raise _Refused("http_error", f"HTTP {response.status} from {current}", response.status, response)
             return response
         raise _Refused(
             "too_many_redirects", f"more than {self.settings.web_max_redirects} redirects (LYRA_WEB_MAX_REDIRECTS)"
@@ -561,17 +641,35 @@ class WebFetcher:
             return self._trusted_client
 
     def _request(
-        self, url: str, trace: _Trace, *, max_bytes: int, any_type: bool, truncate: bool, trusted: bool = False
+        self,
+        url: str,
+        trace: _Trace,
+        *,
+        max_bytes: int,
+        any_type: bool,
+        truncate: bool,
+        trusted: bool = False,
+        read_walls: bool = False,
     ) -> RawResponse:
         remaining = trace.remaining()
         if remaining <= 0:
             raise _Refused("timeout", f"no time left for {url} ({self.settings.web_timeout_seconds}s in all)")
         timeout = httpx.Timeout(remaining, connect=min(self.settings.web_connect_timeout_seconds, remaining))
+        cookie = cookie_for(trace.cookies, url)
         try:
-            with self._client_for(trusted).stream("GET", url, timeout=timeout) as stream:
+            with self._client_for(trusted).stream(
+                "GET", url, timeout=timeout, headers={"Cookie": cookie} if cookie else None
+            ) as stream:
                 headers = {k.lower(): v for k, v in stream.headers.items()}
                 head = RawResponse(str(stream.url), stream.status_code, headers)
-                if stream.status_code in REDIRECT_STATUSES or not 200 <= stream.status_code < 300:
+                wall_candidate = (
+                    read_walls
+                    and stream.status_code in CHALLENGE_STATUSES
+                    and (head.content_type in HTML_TYPES or head.content_type in SNIFF_TYPES)
+                )
+                if wall_candidate:
+                    max_bytes, truncate = min(max_bytes, CHALLENGE_MAX_BYTES), True
+                elif stream.status_code in REDIRECT_STATUSES or not 200 <= stream.status_code < 300:
                     return head
                 if not any_type and self._kind(head) is None and head.content_type not in SNIFF_TYPES:
                     raise _Refused(

@@ -5,13 +5,12 @@
   returns a ``DomainDecision``: ``allowed``, ``reason``, ``domain_block_reason``, ``qps``, ``max_pages_per_day``);
   :class:`PolicyDecider` answers from ``config/domains.yaml`` alone (denylist and politeness, no graph-held blocks)
   for callers without a graph.
-* :class:`RateLimiter` spaces requests to one domain at least ``1/qps`` seconds apart, across every thread that
-  shares it (one per process: the fetcher owns one, and one fetcher serves all worker threads).
-* :class:`PageCounter` is the daily page budget. :class:`MemoryPageCounter` keeps the counts in the process. A
-  Neo4j-backed counter only has to implement ``take(domain, limit, day) -> bool`` atomically, e.g. one statement
-  ``MERGE (d:DomainDay {domain: $domain, day: $day}) ON CREATE SET d.pages = 0
-  WITH d WHERE d.pages < $limit SET d.pages = d.pages + 1 RETURN d.pages`` (a row back means taken), so the limit
-  holds across processes and restarts.
+* :class:`RequestSpacer` spaces requests to one domain at least ``1/qps`` seconds apart. :class:`RateLimiter` does
+  it for every thread that shares it (one process); ``lyra.services.politeness.GraphRateLimiter`` for every process
+  sharing a Neo4j database (the services' default).
+* :class:`PageCounter` is the daily page budget. :class:`MemoryPageCounter` keeps the counts in the process;
+  ``lyra.services.politeness.GraphPageCounter`` in Neo4j (the services' default), so the limit holds across
+  processes and restarts.
 * :class:`RobotsCache` keeps one parsed robots.txt (``protego``, RFC 9309) per scheme://host:port for
   ``ttl`` seconds. An unreachable robots.txt or a 5xx answer disallows the whole host for a short while; a
   4xx answer (no robots.txt) allows everything (RFC 9309 §2.3.1).
@@ -40,6 +39,7 @@ __all__ = [
     "PolicyDecider",
     "PolicyDecision",
     "RateLimiter",
+    "RequestSpacer",
     "RobotsAnswer",
     "RobotsCache",
 ]
@@ -88,6 +88,14 @@ class PolicyDecider:
                 False, f"on the denylist of config/domains.yaml ({deny})", "denylist", politeness.qps, 0
             )
         return PolicyDecision(True, "no block applies", None, politeness.qps, politeness.max_pages_per_day)
+
+
+class RequestSpacer(Protocol):
+    """What the fetcher asks before each request: block until a request to ``key`` may go out (returns the seconds
+    waited). :class:`RateLimiter` (one process) and ``lyra.services.politeness.GraphRateLimiter`` (every process
+    sharing a Neo4j database) fit."""
+
+    def wait(self, key: str, min_interval: float) -> float: ...
 
 
 class RateLimiter:

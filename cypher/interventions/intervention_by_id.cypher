@@ -1,0 +1,9 @@
+// mode: read
+// One intervention item by id (to check a resolution before it is made).
+// Params: $id
+MATCH (i:Intervention {id: $id})
+OPTIONAL MATCH (i)-[:FOR_JOB]->(j:Job)
+RETURN i.id AS id, i.task_id AS task_id, i.job_id AS job_id, i.url AS url, i.domain AS domain, i.kind AS kind,
+       i.reason AS reason, i.status AS status, i.attempts AS attempts, i.created_at AS created_at,
+       i.updated_at AS updated_at, i.resolved_at AS resolved_at, i.resolver AS resolver, i.action AS action,
+       i.note AS note, j.state AS job_state
