@@ -325,11 +325,13 @@ def fetch_tables(result: FetchBenchResult) -> list[Table]:
     row("pages (ok)", lambda m: f"{m.pages} ({m.ok})")
     row("wall time", lambda m: f"{m.wall_seconds:.2f} s")
     row("pages/s", lambda m: f"{m.pages_per_second:.1f}")
-    row("fetch, summed", lambda m: f"{m.fetch_seconds:.2f} s ({m.fetch_seconds / max(m.pages, 1) * 1000:.1f} ms/page)")
-    row(
-        "extraction, summed",
-        lambda m: f"{m.extract_seconds:.2f} s ({m.extract_seconds / max(m.pages, 1) * 1000:.1f} ms/page)",
-    )
+
+    def summed(seconds: float, m: FetchMode) -> str:
+        return f"{seconds:.2f} s ({seconds / max(m.pages, 1) * 1000:.1f} ms/page)"
+
+    row("fetch, summed", lambda m: summed(m.fetch_seconds, m))
+    row("extraction, summed", lambda m: summed(m.extract_seconds, m))
+    row("chromium rendering, summed", lambda m: summed(m.render_seconds, m))
     row("politeness waits, summed", lambda m: f"{m.wait_seconds:.2f} s")
     row(
         "shortest gap per domain (setting)",
