@@ -6,8 +6,9 @@ state folder; real Neo4j reached through the routing driver, ``neo4j://``; real 
    serve the same materials;
 2. a worker killed (SIGKILL) mid-job: the other takes the job over after the lease and completes it, nothing lost;
 3. a late joiner (an entry without workers, and a worker started last with an empty state folder) finds the same
-   similar fragments as the others and the near-duplicate of a passage the first workers wrote; the entry, running
-   all along, finds what a worker ingested after it had opened its index.
+   similar fragments as the others and the near-duplicate of a passage the first workers wrote, and does not judge
+   that passage's pair again; the entry, running all along, finds what a worker ingested after it had opened its
+   index.
 """
 
 from __future__ import annotations
@@ -223,6 +224,9 @@ def test_workers_share_the_queue_take_over_a_dead_workers_job_and_find_what_the_
     assert (job["state"], job["workers"]) == ("done", ["worker_d"]), job
     result = json.loads(job["result"])
     assert (result["fragments_near_duplicate"], result["fragments_new"]) == (1, 0)
+    # the pair (first copy, claim) was judged by worker a or b; worker d's NLI cache is empty, yet it is not judged
+    # again: the edge in the graph is the pair's judgement
+    assert result["pairs_judged"] == result["pairs_from_cache"] == result["edges_existing"] >= 1
     assert [f["id"] for f in page_fragments(graph, near_copy)] == [original["id"]]  # linked to the first copy
 
     fresh = sources / "fresh_finding.md"
