@@ -98,7 +98,7 @@ class GraphIndexSource:
         after, added = index.watermark, 0
         for _ in range(MAX_ROUNDS):
             rows = self.store.run("fragment_index/fragments_since", {"after": after, "limit": PAGE})
-            missing = [r["id"] for r in rows if r["embedded"] and r["id"] not in index]
+            missing = [r["id"] for r in rows if r["id"] not in index]  # those without an embedding: none comes back
             added += self._add(index, missing)
             if rows:
                 after = max(after, int(rows[-1]["seq"]))
