@@ -108,6 +108,7 @@ class Services:
             heartbeat_seconds=s.job_heartbeat_seconds,
             stale_seconds=s.job_stale_seconds,
             max_attempts=s.job_max_attempts,
+            name=s.worker_name,
         )
         self.jobs.on_queued(pool.wake)
         return pool
@@ -131,12 +132,14 @@ class Services:
 
     @cached_property
     def fragment_index(self) -> FragmentIndex:
-        """The FAISS fragment index, reconciled with Neo4j when opened."""
+        """The FAISS fragment index: this process's cache of the embeddings in Neo4j, rebuilt or caught up when
+        opened and caught up again before searches (what other workers wrote)."""
         from lyra.services.fragment_index import open_fragment_index
 
         embedder = self.models.embedder
         embedder.embed(["warm-up"])  # loads the model and fixes its dimension
-        return open_fragment_index(self.store, self.settings.state_dir / "faiss" / "fragments", embedder.dimension)
+        path = self.settings.state_dir / "faiss" / "fragments"
+        return open_fragment_index(self.store, path, embedder.dimension, self.settings.index_sync_seconds)
 
     @cached_property
     def explore(self) -> ExploreService:

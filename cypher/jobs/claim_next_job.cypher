@@ -4,7 +4,8 @@
 // which Cypher reads under the write lock. (A WHERE after apoc.lock.nodes is not enough: it reuses the state
 // the MATCH cached before the lock, and several workers started the same job.) The winner's row has won = true;
 // a loser gets won = false and may ask again. A queued job that already used $max_attempts runs is failed
-// instead of run, so attempts never exceed the limit. Returns no row when nothing is queued.
+// instead of run, so attempts never exceed the limit. The winner's name is appended to j.workers (one name per
+// attempt: who ran each). Returns no row when nothing is queued.
 // Params: $worker, $claim (a token unique to this call: finish_job and heartbeat_jobs match it), $max_attempts
 MATCH (j:Job {state: 'queued'})
 WITH j ORDER BY j.created_at, j.id LIMIT 1
@@ -17,6 +18,7 @@ SET j.state = CASE WHEN won THEN 'running' WHEN taken THEN 'failed' ELSE j.state
                    THEN 'used all ' + toString(j.attempts) + ' attempts, not run again' ELSE j.error END,
     j.finished_at = CASE WHEN taken AND NOT won THEN datetime() ELSE j.finished_at END,
     j.worker = CASE WHEN won THEN $worker ELSE j.worker END,
+    j.workers = CASE WHEN won THEN coalesce(j.workers, []) + $worker ELSE j.workers END,
     j.claim = CASE WHEN won THEN $claim ELSE j.claim END,
     j.started_at = CASE WHEN won THEN datetime() ELSE j.started_at END,
     j.heartbeat_at = CASE WHEN won THEN datetime() ELSE j.heartbeat_at END,

@@ -13,6 +13,7 @@ WITH t, j, row, j.state IN ['new', 'cancelled', 'failed', 'skipped'] AS queue_it
 SET j.state = CASE WHEN queue_it THEN 'queued' ELSE j.state END,
     j.error = CASE WHEN queue_it THEN null ELSE j.error END,
     j.attempts = CASE WHEN queue_it THEN 0 ELSE j.attempts END,
+    j.workers = CASE WHEN queue_it THEN [] ELSE j.workers END,
     j.options = CASE WHEN queue_it THEN row.options ELSE j.options END,
     j.finished_at = CASE WHEN queue_it THEN null ELSE j.finished_at END,
     j.updated_at = CASE WHEN queue_it THEN datetime() ELSE j.updated_at END,

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
@@ -85,6 +85,9 @@ class Settings(BaseSettings):
     # --- pipeline
     chunk_max_chars: int = Field(default=900, ge=100)
     near_duplicate_threshold: float = Field(default=0.95, gt=0.0, le=1.0)
+    # how often (at most) a process's FAISS index asks Neo4j what other workers wrote, before a search or a
+    # near-duplicate check; 0 = before every one
+    index_sync_seconds: float = Field(default=0.5, ge=0.0)
     rank_bm25_top_n: int = Field(default=100, ge=1)
     rank_weight_bm25: float = Field(default=0.3, ge=0.0)
     rank_weight_embedding: float = Field(default=0.7, ge=0.0)
@@ -149,6 +152,8 @@ class Settings(BaseSettings):
     job_heartbeat_seconds: float = Field(default=2.0, gt=0)
     job_stale_seconds: float = Field(default=30.0, gt=0)
     job_max_attempts: int = Field(default=3, ge=1)
+    # the name this process's workers record on the jobs they run (default: host-pid-random, unique per process)
+    worker_name: str | None = Field(default=None, min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.:@-]+$")
 
     # --- HTTP server (`lyra serve`): REST under /api/v1, MCP streamable HTTP under /mcp, report pages
     api_host: str = "127.0.0.1"
@@ -319,6 +324,17 @@ class Settings(BaseSettings):
         if not value.startswith(allowed):
             raise ValueError(f"NEO4J_URI must start with one of {', '.join(allowed)}")
         return value
+
+    @model_validator(mode="after")
+    def _lease_outlives_heartbeats(self) -> Settings:
+        # another worker takes a job over once it has not beaten for job_stale_seconds: with less than two
+        # heartbeats in that time a live worker's job would be run twice
+        if self.job_stale_seconds < 2 * self.job_heartbeat_seconds:
+            raise ValueError(
+                f"LYRA_JOB_STALE_SECONDS ({self.job_stale_seconds:g}) must be at least twice "
+                f"LYRA_JOB_HEARTBEAT_SECONDS ({self.job_heartbeat_seconds:g}): a live worker's job would be taken over"
+            )
+        return self
 
 
 def load_settings(**overrides: object) -> Settings:

@@ -302,11 +302,22 @@ class Transaction:
 
 
 def open_driver(uri: str, username: str, password: str) -> neo4j.Driver:
-    """Create a driver and check that it can talk to the server."""
+    """Create a driver and check that it can talk to the server.
+
+    ``bolt://`` talks to one server; ``neo4j://`` / ``neo4j+s://`` (a cluster, Aura) route: GraphStore runs a
+    statement declared ``mode: read`` in a READ transaction, which a cluster serves from a follower or read
+    replica, and writes go to the leader. Every session of the driver (GraphStore's and neomodel's) shares one
+    bookmark manager, so a read always sees this process's earlier writes, wherever it is routed (causal
+    consistency); what *other* processes wrote is seen once the serving member has it.
+    """
     # Server notifications (e.g. "property key does not exist" before the first fragment has an embedding)
     # are noise for Lyra's fixed, EXPLAIN-tested statements.
     driver = GraphDatabase.driver(
-        uri, auth=(username, password), connection_timeout=10, notifications_min_severity="OFF"
+        uri,
+        auth=(username, password),
+        connection_timeout=10,
+        notifications_min_severity="OFF",
+        bookmark_manager=GraphDatabase.bookmark_manager(),  # the default of every session this driver opens
     )
     try:
         with translate_errors(f"connecting to {uri}"):

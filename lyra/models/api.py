@@ -303,6 +303,9 @@ class JobInfo(Response):
     attempts: int
     error: str | None
     result: dict[str, Any] | None
+    workers: list[str] = Field(
+        default_factory=list, description="the worker (host-pid-random, or LYRA_WORKER_NAME) that ran each attempt"
+    )
     created_at: str | None
     started_at: str | None
     finished_at: str | None

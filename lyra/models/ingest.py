@@ -63,6 +63,8 @@ class IngestReport(BaseModel):
     fragments_near_duplicate: int = 0
     pairs_ranked: int = 0
     pairs_judged: int = 0
+    # of pairs_judged, answered without the model: from the NLI cache, or already recorded in the graph (a stance
+    # edge written by any worker, on any host, is the pair's judgement: it is never judged again)
     pairs_from_cache: int = 0
     edges: dict[str, int] = Field(default_factory=dict)
     edges_existing: int = 0

@@ -175,12 +175,14 @@ class ExploreService:
             allowed = set(self.store.run("evidence/task_fragment_ids", {"task_id": task_id})[0]["ids"])
             if not allowed:
                 return []
-        found = self._index().search(vector, k=k, allowed=allowed)[0]
+        index = self._index()
+        found = index.search(vector, k=k, allowed=allowed)[0]
         if not found:
             return []
         details = {
             r["fragment_id"]: r for r in self.store.run("evidence/fragment_snippets", {"ids": [h[0] for h in found]})
         }
+        index.discard(fid for fid, _ in found if fid not in details)  # deleted since it was indexed (a clean-up)
         return [
             SearchHit(
                 kind="fragment",

@@ -459,6 +459,9 @@ class IngestService:
             )
             pairs.extend((claim, rows[c.index]) for c in ranked)
         report.pairs_ranked = len(pairs)
+        recorded = self._recorded_relations(pairs)  # judged before, by this worker or any other: not judged again
+        pairs = [(c, f) for c, f in pairs if (f["id"], c["claim_id"]) not in recorded]
+        tick("pairs", len(recorded))
         cache = self.judge.cache if isinstance(self.judge, CachedJudge) else None
         hits_before = cache.hits if cache else 0
         calibrator, calibrator_version = self.calibrator() if self.calibrator else (None, None)
@@ -487,9 +490,26 @@ class IngestService:
                 }
             )
         report.pairs_from_cache = (cache.hits - hits_before) if cache else 0
+        report.pairs_judged += len(recorded)
+        report.pairs_from_cache += len(recorded)
+        report.edges_existing = len(recorded)
+        counts = Counter(recorded.values())
         if edges:
             written = self.evidence.create_stance_edges(edges)
-            report.edges_existing = len(edges) - written.created
-            counts = Counter(e["relation"] for e in edges)
-            report.edges = dict(counts)
+            report.edges_existing += len(edges) - written.created
+            counts.update(e["relation"] for e in edges)
             tick("edges", written.created)
+        if counts:
+            report.edges = dict(counts)
+
+    def _recorded_relations(self, pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[tuple[str, str], str]:
+        """The (fragment id, claim id) pairs among ``pairs`` that already have their stance edge, and its type. The
+        edge in Neo4j is the pair's one judgement, so a pair any worker judged (on any host, whatever its NLI cache
+        holds) is not judged again; two workers judging the same new pair at the same moment still write one edge."""
+        if not pairs:
+            return {}
+        rows = self.store.run(
+            "evidence/recorded_stance_edges",
+            {"pairs": [{"fragment_id": f["id"], "claim_id": c["claim_id"]} for c, f in pairs]},
+        )
+        return {(r["fragment_id"], r["claim_id"]): r["relation"] for r in rows}

@@ -18,8 +18,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
+import socket
 import threading
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -282,6 +285,12 @@ class JobService:
 
 
 # ----------------------------------------------------------------------------- workers
+def default_worker_name() -> str:
+    """``<host>-<pid>-<random>``: which machine and process ran a job, unique even when a pid is reused."""
+    host = "".join(c if c.isalnum() or c in "-." else "-" for c in socket.gethostname())[:60] or "host"
+    return f"{host}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
 class WorkerPool:
     """Threads that take queued jobs from Neo4j and run them with ``executor``."""
 
@@ -295,6 +304,7 @@ class WorkerPool:
         heartbeat_seconds: float = 5.0,
         stale_seconds: float = 30.0,
         max_attempts: int = 3,
+        name: str | None = None,
     ) -> None:
         self.store = store
         self.executor = executor
@@ -303,7 +313,7 @@ class WorkerPool:
         self.heartbeat_seconds = heartbeat_seconds
         self.stale_seconds = stale_seconds
         self.max_attempts = max_attempts
-        self.name = new_id("worker")
+        self.name = name or default_worker_name()
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._threads: list[threading.Thread] = []

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import os
+import signal
+import socket
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
+
+import httpx
 
 from lyra.bootstrap import Services
 from lyra.core.settings import Settings
@@ -98,3 +103,51 @@ def run_lyra(
         timeout=timeout,
         check=False,
     )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Served:
+    """One real `lyra serve` process on 127.0.0.1 (``args``: more command-line options, e.g. ``--no-workers``)."""
+
+    def __init__(self, env: dict[str, str], port: int, log: Path, args: Sequence[str] = ()) -> None:
+        self.env, self.port, self.log, self.args = env, port, log, list(args)
+        self.process: subprocess.Popen[bytes] | None = None
+        self.base = f"http://127.0.0.1:{port}"
+
+    def start(self) -> None:
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "lyra", "serve", "--port", str(self.port), *self.args],
+                env=self.env,
+                cwd=ROOT,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, self.log.read_text()[-3000:]
+            try:
+                if httpx.get(f"{self.base}/healthz", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.3)
+        raise AssertionError("lyra serve did not answer: " + self.log.read_text()[-3000:])
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(30)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()

@@ -300,7 +300,12 @@ DUPLICATES = {  # what must be unique: (MATCH, key); a key matched more than onc
 
 
 def snapshot(services: Services) -> Snapshot:
-    labels = rows(services, "MATCH (n) UNWIND labels(n) AS label RETURN label, count(*) AS n")
+    # the fragment sequence's bookkeeping (Unsequenced, Sequence) depends on when the FAISS index last caught up
+    labels = rows(
+        services,
+        "MATCH (n) UNWIND labels(n) AS label WITH label WHERE NOT label IN ['Unsequenced', 'Sequence'] "
+        "RETURN label, count(*) AS n",
+    )
     relationships = rows(services, "MATCH ()-[r]->() RETURN type(r) AS type, count(*) AS n")
     pages = rows(services, "MATCH (p:Page) RETURN p.url AS url ORDER BY url")
     fragments = rows(

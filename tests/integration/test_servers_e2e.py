@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import socket
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -21,7 +18,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from lyra.bootstrap import Services
-from tests.integration.helpers import ROOT, neo4j_env
+from tests.integration.helpers import ROOT, Served, free_port, neo4j_env
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.models]
 CORPUS = ROOT / "config" / "examples" / "corpus"
@@ -89,52 +86,6 @@ def test_stdio_session_creates_queues_polls_and_gets_materials(graph: Services, 
 
 
 # ----------------------------------------------------------------------------- HTTP server
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Served:
-    def __init__(self, env: dict[str, str], port: int, log: Path) -> None:
-        self.env, self.port, self.log = env, port, log
-        self.process: subprocess.Popen[bytes] | None = None
-        self.base = f"http://127.0.0.1:{port}"
-
-    def start(self) -> None:
-        with self.log.open("ab") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "lyra", "serve", "--port", str(self.port)],
-                env=self.env,
-                cwd=ROOT,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, self.log.read_text()[-3000:]
-            try:
-                if httpx.get(f"{self.base}/healthz", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.3)
-        raise AssertionError("lyra serve did not answer: " + self.log.read_text()[-3000:])
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(30)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-
-
 @pytest.fixture
 def served(graph: Services, tmp_path: Path, sources: Path) -> Iterator[Served]:
     server = Served(lyra_env(graph, tmp_path, sources, LYRA_JOB_STALE_SECONDS="3"), free_port(), tmp_path / "serve.log")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,7 @@ from lyra.core.text import split_sentences
 from lyra.ml.cache import CachedJudge, NLICache
 from lyra.ml.llm import chatml, option_probabilities
 from lyra.ml.nli import _calibrated, combine_yes_no
-from lyra.ml.protocols import NLIResult
+from lyra.ml.protocols import FloatArray, NLIResult
 from lyra.ml.ranking import CandidateRanker, tokenize
 from lyra.ml.vector_index import FragmentIndex
 from lyra.sources.chunking import chunk_text
@@ -119,9 +120,55 @@ def test_vector_index_search_near_duplicates_and_persistence(tmp_path: Path, kin
 
 
 def test_vector_index_with_a_corrupt_file_starts_empty(tmp_path: Path) -> None:
-    (tmp_path / "idx.ids.json").write_text('{"dimension": 16, "ids": ["a"]}')
-    (tmp_path / "idx.faiss").write_bytes(b"not a faiss index")
+    (tmp_path / "idx.index").write_bytes(b'{"dimension": 16, "ids": ["a"]}\nnot a faiss index')
     assert len(FragmentIndex.load(tmp_path / "idx", 16)) == 0
+    (tmp_path / "idx.index").write_bytes(b"no header at all")
+    assert len(FragmentIndex.load(tmp_path / "idx", 16)) == 0
+
+
+def test_vector_index_saves_its_watermark_and_refuses_a_file_whose_ids_do_not_match(tmp_path: Path) -> None:
+    vectors = unit(np.random.default_rng(5).normal(size=(3, 16)).tolist())
+    index = FragmentIndex(16, tmp_path / "idx")
+    index.add(["a", "b", "c"], vectors)
+    index.watermark, index.epoch = 41, "epoch-1"
+    index.save()
+    again = FragmentIndex.load(tmp_path / "idx", 16)
+    assert (len(again), again.watermark, again.epoch) == (3, 41, "epoch-1")
+    header, _, payload = (tmp_path / "idx.index").read_bytes().partition(b"\n")
+    (tmp_path / "idx.index").write_bytes(header.replace(b'"c"]', b'"c", "d"]') + b"\n" + payload)
+    assert len(FragmentIndex.load(tmp_path / "idx", 16)) == 0  # 4 ids for 3 vectors: rebuilt, never mismatched
+
+
+class StaticSource:
+    """Fake IndexSource for the unit test: a fixed set of fragments that may lose some (a clean-up)."""
+
+    def __init__(self, vectors: dict[str, FloatArray]) -> None:
+        self.vectors = dict(vectors)
+        self.catch_ups = 0
+
+    def catch_up(self, index: FragmentIndex) -> None:
+        self.catch_ups += 1
+        new = [fid for fid in self.vectors if fid not in index]
+        if new:
+            index.add(new, np.stack([self.vectors[f] for f in new]))
+
+    def existing(self, fragment_ids: Sequence[str]) -> set[str]:
+        return set(fragment_ids) & set(self.vectors)
+
+
+def test_an_attached_source_is_caught_up_before_searches_and_deleted_hits_are_dropped() -> None:
+    vectors = unit(np.random.default_rng(8).normal(size=(3, 16)).tolist())
+    source = StaticSource({"a": vectors[0], "b": vectors[1]})
+    index = FragmentIndex(16, None, kind="flat")
+    index.attach(source)
+    assert index.search(vectors[1:2], k=1)[0][0][0] == "b"  # caught up before the search
+    assert source.catch_ups == 1
+    near = unit((vectors[0] + 0.001)[None, :].tolist())
+    assert index.near_duplicates(near, 0.95)[0][0] == "a"  # type: ignore[index]
+    del source.vectors["a"]  # deleted in the graph: the index still holds it, the hit is dropped
+    assert index.near_duplicates(near, 0.95) == [None]
+    assert "a" not in index.ids() and len(index) == 1
+    assert [fid for fid, _ in index.search(vectors[:1], k=2)[0]] == ["b"]
 
 
 class CountingJudge:

@@ -1,0 +1,2 @@
+// mode: schema
+CREATE INDEX fragment_seq IF NOT EXISTS FOR (f:Fragment) ON (f.seq)
