@@ -510,6 +510,6 @@ class IngestService:
             return {}
         rows = self.store.run(
             "evidence/recorded_stance_edges",
-            {"pairs": [{"fragment_id": f["id"], "claim_id": c["claim_id"]} for c, f in pairs]},
+            {"rows": [{"fragment_id": f["id"], "claim_id": c["claim_id"]} for c, f in pairs]},
         )
         return {(r["fragment_id"], r["claim_id"]): r["relation"] for r in rows}
