@@ -32,7 +32,7 @@ from pydantic import BaseModel
 from lyra.bench.scale_data import DOMAIN_SUFFIX, ScaleData, generate
 from lyra.bench.scale_sqlite import SqliteReference
 from lyra.bootstrap import Services
-from lyra.models.api import GetMaterialsRequest, Materials, MaterialsOptions
+from lyra.models.api import MATERIALS_PAGE_MAX, GetMaterialsRequest, Materials, MaterialsOptions
 
 # issue 14's table: the original's SQL path and Lyra before this work, seconds (10k/100k/20k and 50k/500k/100k)
 ISSUE_TABLE: dict[str, dict[str, float]] = {
@@ -154,7 +154,9 @@ def clean_lyra(services: Services, data: ScaleData, task_id: str) -> None:
 
 
 def lyra_materials(services: Services, task_id: str, evidence_limit: int) -> Materials:
-    request = GetMaterialsRequest(task_id=task_id, options=MaterialsOptions(evidence_limit=evidence_limit))
+    request = GetMaterialsRequest(
+        task_id=task_id, options=MaterialsOptions(evidence_limit=evidence_limit), limit=MATERIALS_PAGE_MAX
+    )
     return services.operations.get_materials(request)
 
 
