@@ -15,20 +15,24 @@ page uses them), so other data in the database is never touched.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+import httpx
 from pydantic import BaseModel
 
+from lyra.bench.api import _free_port, _serve, latency
 from lyra.bench.scale_data import DOMAIN_SUFFIX, ScaleData, generate
 from lyra.bench.scale_sqlite import SqliteReference
 from lyra.bootstrap import Services
@@ -46,6 +50,7 @@ ISSUE_LYRA_BEFORE: dict[str, dict[str, str]] = {
 TARGET_RATIO = {"ingest": 1.0, "score_all": 0.5, "materials": 0.8}
 STEPS = ("pages", "fragments", "claims", "stance_edges", "citations")
 TOLERANCE = 1e-9
+SERVE_RSS_LIMIT_MB = 1024.0
 
 
 class Measure(BaseModel):
@@ -56,6 +61,20 @@ class Measure(BaseModel):
     target_ratio: float | None = None
     issue_sqlite_seconds: float | None = None
     issue_lyra_before: str | None = None
+
+
+class ServeMemory(BaseModel):
+    """`lyra serve` in its own process while a client pages through every claim's materials over REST."""
+
+    page_claims: int
+    pages: int
+    claims: int
+    seconds: float
+    page_p50_ms: float
+    page_p95_ms: float
+    idle_rss_mb: float
+    peak_rss_mb: float
+    limit_mb: float = SERVE_RSS_LIMIT_MB
 
 
 class ScaleBenchResult(BaseModel):
@@ -78,6 +97,7 @@ class ScaleBenchResult(BaseModel):
     claims_checked: int
     load_average: tuple[float, float, float]
     load_average_end: tuple[float, float, float]
+    serve: ServeMemory | None = None
 
 
 def _median(values: list[float]) -> float:
@@ -210,6 +230,73 @@ def materials_cli(task_id: str, evidence_limit: int = 10) -> tuple[float, float,
     return seconds, usage.ru_maxrss / 1024, size
 
 
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text(encoding="utf-8").splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def serve_memory(services: Services, task_id: str, expected_claims: int, page_claims: int = 500) -> ServeMemory:
+    """Start `lyra serve --no-workers`, page through the task's materials over REST (``limit`` + ``cursor``, 10
+    evidence items per claim) while sampling the server's RSS from /proc every 20 ms; the peak is the answer."""
+    port = _free_port()
+    log = services.settings.state_dir / "bench_scale_serve.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    process = _serve(port, log)
+    peak = idle = _rss_mb(process.pid)
+    stop = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not stop.is_set():
+            with contextlib.suppress(OSError, ValueError):
+                peak = max(peak, _rss_mb(process.pid))
+            stop.wait(0.02)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    url = f"http://127.0.0.1:{port}/api/v1/tasks/{task_id}/materials"
+    samples: list[float] = []
+    claims = 0
+    cursor: str | None = None
+    try:
+        start = time.perf_counter()
+        with httpx.Client(timeout=600) as http:
+            for _ in range(expected_claims // page_claims + 2):  # bounded: one page more than needed
+                params: dict[str, Any] = {"limit": page_claims, "evidence_limit": 10}
+                if cursor:
+                    params["cursor"] = cursor
+                began = time.perf_counter()
+                response = http.get(url, params=params)
+                samples.append(time.perf_counter() - began)
+                response.raise_for_status()
+                body = response.json()
+                claims += len(body["claims"])
+                cursor = body["next_cursor"]
+                if cursor is None:
+                    break
+        seconds = time.perf_counter() - start
+    finally:
+        stop.set()
+        sampler.join(5)
+        process.terminate()
+        process.wait(30)
+    if claims != expected_claims:
+        raise AssertionError(f"paging over REST returned {claims} claims, the task has {expected_claims}")
+    lat = latency(samples)
+    return ServeMemory(
+        page_claims=page_claims,
+        pages=len(samples),
+        claims=claims,
+        seconds=seconds,
+        page_p50_ms=lat.p50_ms,
+        page_p95_ms=lat.p95_ms,
+        idle_rss_mb=idle,
+        peak_rss_mb=peak,
+    )
+
+
 def run_scale_bench(
     services: Services,
     claims: int,
@@ -219,6 +306,7 @@ def run_scale_bench(
     seed: int = 14,
     keep: bool = False,
     work_dir: Path | None = None,
+    serve: bool = False,
 ) -> ScaleBenchResult:
     load_start = os.getloadavg()
     run = f"s{claims}_{edges}_{cites}"
@@ -275,6 +363,10 @@ def run_scale_bench(
             add("lyra_materials_all", _timed(lambda: lyra_materials(services, task_id, 1000))[0])
         print("lyra materials --json (whole process) ...", file=sys.stderr)
         cli_seconds, cli_rss, cli_bytes = materials_cli(task_id)
+        served = None
+        if serve:
+            print("lyra serve: paging through every claim over REST, sampling RSS ...", file=sys.stderr)
+            served = serve_memory(services, task_id, claims)
     finally:
         if not keep:
             clean_lyra(services, data, task_id)
@@ -327,4 +419,5 @@ def run_scale_bench(
         claims_checked=len(claim_ids),
         load_average=load_start,
         load_average_end=os.getloadavg(),
+        serve=served,
     )

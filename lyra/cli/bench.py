@@ -290,6 +290,7 @@ def bench_scale(
     rounds: int = typer.Option(3, min=1, help="rounds (load + reads); medians are reported"),
     seed: int = typer.Option(14, help="seed of the generated graph"),
     keep: bool = typer.Option(False, help="keep the synthetic task and pages afterwards"),
+    serve: bool = typer.Option(False, help="also page through every claim over REST from `lyra serve`, sampling RSS"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Issue 14's scale table: ingest, score-all and materials in Lyra and in a SQLite reconstruction of the
@@ -297,7 +298,7 @@ def bench_scale(
     from lyra.bench.scale import run_scale_bench
 
     with open_services() as services:
-        result = run_scale_bench(services, claims, edges, cites, rounds=rounds, seed=seed, keep=keep)
+        result = run_scale_bench(services, claims, edges, cites, rounds=rounds, seed=seed, keep=keep, serve=serve)
     if as_json:
         print(result.model_dump_json(indent=2))
         return
@@ -350,4 +351,15 @@ def scale_tables(result: ScaleBenchResult) -> list[Table]:
         + " / "
         + " ".join(f"{x:.2f}" for x in result.load_average_end),
     )
+    if result.serve is not None:
+        s = result.serve
+        facts.add_row(
+            f"`lyra serve`: REST paging through {s.claims:,} claims ({s.pages} pages of {s.page_claims})",
+            f"{s.seconds:.1f} s; page p50 {s.page_p50_ms:.0f} ms, p95 {s.page_p95_ms:.0f} ms",
+        )
+        facts.add_row(
+            "`lyra serve` RSS: idle / peak while paging",
+            f"{s.idle_rss_mb:.0f} MB / {s.peak_rss_mb:.0f} MB (limit {s.limit_mb:.0f} MB: "
+            f"{'met' if s.peak_rss_mb < s.limit_mb else 'NOT met'})",
+        )
     return [main, steps, facts]
