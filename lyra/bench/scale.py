@@ -211,8 +211,18 @@ def check_sqlite(scores: list[tuple[str, float, float, float]], data: ScaleData,
     return worst
 
 
+def _status_mb(pid: int, field: str) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text(encoding="utf-8").splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def materials_cli(task_id: str, evidence_limit: int = 10) -> tuple[float, float, int]:
-    """`lyra materials <task> --json` as its own process: (wall seconds, peak RSS MB, bytes printed)."""
+    """`lyra materials <task> --json` as its own process: (wall seconds, peak RSS MB, bytes printed).
+
+    The peak is the process's own high-water mark (VmHWM in /proc, polled until it exits): the child's
+    ``ru_maxrss`` would also count the benchmark's memory it was forked from."""
     with tempfile.TemporaryFile() as sink:
         start = time.perf_counter()
         process = subprocess.Popen(
@@ -221,20 +231,20 @@ def materials_cli(task_id: str, evidence_limit: int = 10) -> tuple[float, float,
             stderr=subprocess.DEVNULL,
             env=os.environ.copy(),
         )
-        _, status, usage = os.wait4(process.pid, 0)
+        peak = 0.0
+        while process.poll() is None:
+            with contextlib.suppress(OSError, ValueError):
+                peak = max(peak, _status_mb(process.pid, "VmHWM"))
+            time.sleep(0.01)
         seconds = time.perf_counter() - start
-        process.returncode = os.waitstatus_to_exitcode(status)
         if process.returncode != 0:
             raise RuntimeError(f"lyra materials exited with {process.returncode}")
         size = sink.tell()
-    return seconds, usage.ru_maxrss / 1024, size
+    return seconds, peak, size
 
 
 def _rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text(encoding="utf-8").splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+    return _status_mb(pid, "VmRSS")
 
 
 def serve_memory(services: Services, task_id: str, expected_claims: int, page_claims: int = 500) -> ServeMemory:
