@@ -291,6 +291,9 @@ def bench_scale(
     seed: int = typer.Option(14, help="seed of the generated graph"),
     keep: bool = typer.Option(False, help="keep the synthetic task and pages afterwards"),
     serve: bool = typer.Option(False, help="also page through every claim over REST from `lyra serve`, sampling RSS"),
+    bulk: bool = typer.Option(
+        False, help="also time `lyra graph load --bulk` of the same graph (only into an empty managed instance)"
+    ),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Issue 14's scale table: ingest, score-all and materials in Lyra and in a SQLite reconstruction of the
@@ -298,7 +301,9 @@ def bench_scale(
     from lyra.bench.scale import run_scale_bench
 
     with open_services() as services:
-        result = run_scale_bench(services, claims, edges, cites, rounds=rounds, seed=seed, keep=keep, serve=serve)
+        result = run_scale_bench(
+            services, claims, edges, cites, rounds=rounds, seed=seed, keep=keep, serve=serve, bulk=bulk
+        )
     if as_json:
         print(result.model_dump_json(indent=2))
         return
@@ -362,4 +367,17 @@ def scale_tables(result: ScaleBenchResult) -> list[Table]:
             f"{s.idle_rss_mb:.0f} MB / {s.peak_rss_mb:.0f} MB (limit {s.limit_mb:.0f} MB: "
             f"{'met' if s.peak_rss_mb < s.limit_mb else 'NOT met'})",
         )
+    if result.bulk is not None:
+        b = result.bulk
+        if b.skipped:
+            facts.add_row("`lyra graph load --bulk`", f"skipped: {b.skipped}")
+        else:
+            facts.add_row(
+                "`lyra graph load --bulk` (offline importer), whole",
+                f"{b.seconds_total:.1f} s = {b.ratio:.2f}x the SQLite ingest ({b.sqlite_ingest_seconds:.1f} s)",
+            )
+            facts.add_row(
+                "  files / neo4j-admin import / restart / schema",
+                f"{b.seconds_files:.1f} / {b.seconds_import:.1f} / {b.seconds_restart:.1f} / {b.seconds_schema:.1f} s",
+            )
     return [main, steps, facts]
