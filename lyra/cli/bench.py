@@ -300,7 +300,10 @@ def bench_scale(
     original's SQL path, side by side on the same generated graph, checked against its ground truth."""
     from lyra.bench.scale import run_scale_bench
 
-    with open_services() as services:
+    # loads and clean-ups of half a million edges run past the default 60 s statement timeout on a busy machine
+    settings = settings_from_env()
+    settings = settings.model_copy(update={"query_timeout": max(settings.query_timeout, 3600.0)})
+    with open_services(settings) as services:
         result = run_scale_bench(
             services, claims, edges, cites, rounds=rounds, seed=seed, keep=keep, serve=serve, bulk=bulk
         )

@@ -42,6 +42,7 @@ INSTANCE_PORTS: dict[str, tuple[int, int]] = {
     "test6": (7693, 7480),
 }
 NEO4J_USERNAME = "neo4j"
+_SERVERS: list[subprocess.Popen[bytes]] = []  # servers this process started (see LocalNeo4j.start)
 
 
 @dataclass(frozen=True)
@@ -370,6 +371,9 @@ internal.dbms.cypher_ip_blocklist=0.0.0.0/0,::/0
                 start_new_session=True,
             )
         self.pid_file.write_text(f"{proc.pid}\n", encoding="utf-8")
+        # The server outlives this call (and may outlive this process); keep the handle so it is not collected while
+        # the server runs (Popen warns when a running child's handle is dropped).
+        _SERVERS.append(proc)
         log.info("started Neo4j instance %r (pid %s); waiting for it to answer", self.instance, proc.pid)
         if not self._wait_ready(proc, timeout=self.settings.neo4j_start_timeout):
             code = proc.poll()
@@ -429,12 +433,12 @@ internal.dbms.cypher_ip_blocklist=0.0.0.0/0,::/0
             "database",
             "import",
             "full",
+            "neo4j",  # the database first: the list-valued options would take a trailing name for a file
             "--overwrite-destination=true",
             "--multiline-fields=true",
             "--threads=2",
             *(f"--nodes={labels}={path}" for labels, path in nodes),
             *(f"--relationships={kind}={path}" for kind, path in relationships),
-            "neo4j",
         ]
         proc = subprocess.run(
             cmd, env=self._neo4j_env(), capture_output=True, text=True, check=False, cwd=str(self.dir), timeout=3600

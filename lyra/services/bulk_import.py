@@ -249,11 +249,13 @@ def bulk_load_graph(data: dict[str, Any], settings: Settings) -> tuple[BulkImpor
         )
         files_done = time.perf_counter()
         server.stop()
-        server.offline_import(nodes, relationships)
-        imported = time.perf_counter()
+        try:
+            server.offline_import(nodes, relationships)
+        finally:
+            imported = time.perf_counter()
+            server.start()  # also after a failed import: the instance is never left stopped
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    server.start()
     restarted = time.perf_counter()
     store = _store(settings)
     try:
