@@ -27,7 +27,9 @@ def test_bench_fetch_measures_politeness_and_leaves_nothing_behind(graph: Servic
     assert (off.name, on.name) == ("httpx, politeness off", "httpx, politeness on")
     assert off.ok == on.ok == 12 and off.codes == on.codes == {"ok": 12}
     assert on.qps_setting is not None and on.min_gap_seconds is not None and off.min_gap_seconds is not None
-    assert on.min_gap_seconds >= 1 / on.qps_setting - 0.05  # never faster than the setting per domain
+    # never faster than the setting per domain; the gap is measured where requests arrive, so a loaded machine's
+    # scheduling jitter between the limiter and the server is allowed (a tenth of the interval)
+    assert on.min_gap_seconds >= 0.9 / on.qps_setting
     assert off.min_gap_seconds < 1 / on.qps_setting  # without politeness nothing spaces the requests
     assert on.wait_seconds > 0 and off.wait_seconds == 0
     assert on.wall_seconds > off.wall_seconds

@@ -100,7 +100,8 @@ class RequestSpacer(Protocol):
 
 class RateLimiter:
     """Per-key request spacing shared by threads: each call reserves the next free slot for its key, then sleeps
-    until it (outside the lock, so other keys are not held up)."""
+    until it (outside the lock, so other keys are not held up). A caller that wakes late (a loaded machine) pushes
+    the next slot back, so released requests stay at least ``min_interval`` apart."""
 
     def __init__(
         self, clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep
@@ -119,6 +120,9 @@ class RateLimiter:
         delay = slot - now
         if delay > 0:
             self._sleep(delay)
+            with self._lock:
+                released = self._clock()
+                self._next[key] = max(self._next[key], released + max(min_interval, 0.0))
         return delay
 
 
