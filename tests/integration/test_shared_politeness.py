@@ -175,11 +175,13 @@ def test_two_processes_keep_to_the_domains_qps_together(graph: Services, site: S
     times = site.times("shared.test")
     assert len(times) == 12
     spacing = gaps(times)
-    # qps 4: every request at least 0.25 s after the one before, whichever process sent it, so never more than 4 in
-    # any second; the slack (as in test_web_fetch.py) is for the scheduling of a busy machine between the moment a
-    # request is cleared to go and the moment the server reads it
-    assert min(spacing) >= 1 / QPS - 0.05, spacing
+    # qps 4: never more than 4 requests in any second, whichever process sent them (five consecutive arrivals span a
+    # second, less 50 ms of slack for the scheduling of a busy machine between the moment a request is cleared to go
+    # and the moment the server reads it). Single gaps are measured at arrival too, where that scheduling jitter
+    # (seen up to 50 ms at load average 8) lands on one gap; they must still be well apart, which two processes
+    # keeping only their own state are not (both start at once)
     assert all(later - earlier >= 1.0 - 0.05 for earlier, later in zip(times, times[4:], strict=False)), spacing
+    assert min(spacing) >= 0.5 / QPS, spacing
     print(f"\nshared.test at qps {QPS}: 12 requests from 2 processes, smallest gap {min(spacing):.3f} s")
 
 
