@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urldefrag, urlsplit
 
-from lyra.core.errors import LyraError
+from lyra.core.errors import InvalidInputError, LyraError
 from lyra.core.settings import Settings
 from lyra.graph.evidence import EvidenceRepository
 from lyra.ml.nli import prompt_environment
@@ -161,8 +161,8 @@ class CitationDetector:
                 run.drop("the page itself")
             elif _is_sharing(href):
                 run.drop("sharing link")
-            elif not self._allowed(_host(href), rules, categories):
-                run.drop("blocked domain")
+            elif (refused := self._refusal(_host(href), rules, categories)) is not None:
+                run.drop(refused)
             elif (paper := _paper(href)) is not None:
                 run.by_rule += 1
                 cited.append((href, paper))
@@ -212,15 +212,19 @@ class CitationDetector:
             return False
         return isinstance(answer, dict) and answer.get("answer") == "YES"
 
-    def _allowed(self, host: str, rules: list[dict[str, Any]] | None, categories: dict[str, str | None]) -> bool:
-        """Whether the domain gate lets the host in (its answer remembered: the category goes on the page row)."""
+    def _refusal(self, host: str, rules: list[dict[str, Any]] | None, categories: dict[str, str | None]) -> str | None:
+        """Why the link's host is not kept (a blocked domain, a host the gate cannot name), or None when the domain
+        gate lets it in; the answer is remembered, and an allowed host's category goes on the page row."""
         if host not in categories:
             if self.gate is None:
                 categories[host] = "unverified"
             else:
-                decision = self.gate.decide(host, rules)
+                try:
+                    decision = self.gate.decide(host, rules)
+                except InvalidInputError:
+                    return "not a domain name"
                 categories[host] = decision.domain_category if decision.allowed else None
-        return categories[host] is not None
+        return None if categories[host] is not None else "blocked domain"
 
     def _write(
         self, page_id: str, cited: Sequence[tuple[str, PaperId | None]], categories: dict[str, str | None]

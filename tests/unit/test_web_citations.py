@@ -5,13 +5,15 @@ Neo4j run in tests/integration/test_web_citations.py."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import SimpleNamespace
 from typing import Any, cast
 
-from lyra.core.errors import LLMError
+from lyra.core.errors import InvalidInputError, LLMError
 from lyra.core.settings import Settings
 from lyra.graph.evidence import EvidenceRepository
 from lyra.ml.protocols import TokenChoice
 from lyra.models.graph import WriteResult
+from lyra.services.domains import DomainGate
 from lyra.services.web_citations import CitationDetector, passage_around
 from lyra.sources.web.extract import Link
 
@@ -86,6 +88,34 @@ def test_rules_settle_the_page_itself_sharing_and_paper_links_without_the_llm() 
     assert [row["doi"] for row in evidence.pages] == ["10.1000/abc.1", None, None]
     assert {row["citation_source"] for row in evidence.citations} == {"extraction"}
     assert {row["citing_page_id"] for row in evidence.citations} == {"pg-src"}
+
+
+class NamingGate:
+    """Fake domain gate: blocks one domain, cannot name an IPv6 literal (as DomainGate refuses one)."""
+
+    def active_rules(self) -> list[dict[str, Any]]:
+        return []
+
+    def decide(self, domain: str, rules: list[dict[str, Any]] | None = None) -> Any:
+        if ":" in domain:
+            raise InvalidInputError("domain", f"{domain!r} is not a domain name")
+        return SimpleNamespace(allowed=domain != "ads.example.com", domain_category="trusted")
+
+
+def test_blocked_and_unnamed_hosts_are_dropped_and_kept_ones_carry_their_category() -> None:
+    settings = Settings()
+    evidence = RecordingEvidence()
+    gate = cast(DomainGate, NamingGate())
+    found = CitationDetector(settings, cast(EvidenceRepository, evidence), gate, lambda: None, settings.prompts_dir)
+    links = [
+        Link("https://ads.example.com/doi/10.1000/x", "ad"),
+        Link("http://[::1]:8080/doi/10.1000/y", "local"),
+        Link("https://doi.org/10.1000/z", "paper"),
+    ]
+    run = found.detect("pg-src", PAGE, None, "text", links)
+    assert run.dropped == {"blocked domain": 1, "not a domain name": 1}
+    assert run.cited == ["https://doi.org/10.1000/z"]
+    assert [row["domain_category"] for row in evidence.pages] == ["trusted"]
 
 
 def test_other_sites_are_asked_first_and_at_most_the_limit() -> None:
