@@ -7,8 +7,11 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -151,3 +154,35 @@ class Served:
                 self.process.wait(30)
             except subprocess.TimeoutExpired:
                 self.process.kill()
+
+
+@contextmanager
+def article_site(article: Callable[[str], bytes]) -> Iterator[str]:
+    """A real HTTP server on 127.0.0.1 serving ``/robots.txt`` (everything allowed) and ``/article`` (``article``
+    gets the address the client used, ``http://host:port``); yields that address for 127.0.0.1."""
+
+    class Pages(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            if self.path == "/robots.txt":
+                body, kind = b"User-agent: *\nAllow: /\n", "text/plain"
+            elif self.path == "/article":
+                body, kind = article(f"http://{self.headers['Host']}"), "text/html; charset=utf-8"
+            else:
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Pages)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -9,9 +9,7 @@ send nothing to the APIs unless asked; the APIs down -> the page stays read and 
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +22,8 @@ from lyra.services.jobs import ClaimedJob, JobContext, JobOutcome, JobService
 from lyra.services.research import ResearchExecutor
 from lyra.sources.scholarly.replay import Corpus, ReplayServer
 from lyra.sources.web import WebFetcher
+
+from .helpers import article_site
 
 pytestmark = pytest.mark.neo4j
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,33 +43,10 @@ improved insulin sensitivity compared with usual eating, and the effect did not 
 </article></body></html>""".encode()
 
 
-class _Pages(BaseHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        if self.path == "/robots.txt":
-            body, kind = b"User-agent: *\nAllow: /\n", "text/plain"
-        elif self.path == "/article":
-            body, kind = ARTICLE, "text/html; charset=utf-8"
-        else:
-            self.send_error(404)
-            return
-        self.send_response(200)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-
 @pytest.fixture
 def site() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with article_site(lambda _base: ARTICLE) as base:
+        yield base
 
 
 @pytest.fixture

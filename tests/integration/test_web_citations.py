@@ -5,9 +5,7 @@ Real Neo4j, the real offline models, the real fetcher."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -17,6 +15,8 @@ from lyra.models.api import QueryViewRequest, QueueTargetsRequest, Target
 from lyra.services.jobs import ClaimedJob, JobContext, JobService
 from lyra.services.research import ResearchExecutor
 from lyra.sources.web import WebFetcher
+
+from .helpers import article_site
 
 pytestmark = pytest.mark.neo4j
 CLAIM = "Regular physical activity lowers blood pressure in adults with hypertension"
@@ -39,34 +39,10 @@ Resistance training had smaller effects on blood pressure in the same pooled ana
 </article></body></html>""".encode()
 
 
-class _Pages(BaseHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        base = f"http://{self.headers['Host']}"
-        if self.path == "/robots.txt":
-            body, kind = b"User-agent: *\nAllow: /\n", "text/plain"
-        elif self.path == "/article":
-            body, kind = article(base), "text/html; charset=utf-8"
-        else:
-            self.send_error(404)
-            return
-        self.send_response(200)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-
 @pytest.fixture
 def site() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with article_site(article) as base:
+        yield base
 
 
 def rows(graph: Services, cypher: str, **params: Any) -> list[dict[str, Any]]:

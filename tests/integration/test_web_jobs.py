@@ -4,10 +4,8 @@ and reason. Real Neo4j, real offline models, a real HTTP server."""
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -16,6 +14,8 @@ from lyra.models.api import GetStatusRequest, QueueTargetsRequest, Target, TaskS
 from lyra.services.jobs import WorkerPool
 from lyra.services.research import ResearchExecutor
 from lyra.sources.web import WebFetcher
+
+from .helpers import article_site
 
 pytestmark = pytest.mark.neo4j
 ARTICLE = b"""<!doctype html><html><head><title>Fasting trial</title>
@@ -28,33 +28,10 @@ sensitivity compared with usual eating, independently of weight loss. Fasting in
 </article></body></html>"""
 
 
-class _Pages(BaseHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        if self.path == "/robots.txt":
-            body, kind = b"User-agent: *\nAllow: /\n", "text/plain"
-        elif self.path == "/article":
-            body, kind = ARTICLE, "text/html; charset=utf-8"
-        else:
-            self.send_error(404)
-            return
-        self.send_response(200)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-
 @pytest.fixture
 def site() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with article_site(lambda _base: ARTICLE) as base:
+        yield base
 
 
 def run(graph: Services, fetcher: WebFetcher, task_id: str, url: str) -> TaskStatus:
