@@ -16,7 +16,7 @@ from rich.progress import (
 )
 
 from lyra.cli.common import err, handle_errors, out, settings_from_env
-from lyra.services.training import TrainingConfig, train_stance_judge
+from lyra.services.training import DEFAULT_LLM_FEATURES, LLM_FEATURE_SETS, TrainingConfig, train_stance_judge
 
 train_app = typer.Typer(help="Train the shipped models from labelled data.", no_args_is_help=True)
 
@@ -46,6 +46,11 @@ def train_stance_command(
     ),
     extra_calibration: list[Path] = typer.Option(
         [], "--calibration-extra", help="labelled JSONL added whole to the combiners' fitting pairs"
+    ),
+    llm_features: str = typer.Option(
+        DEFAULT_LLM_FEATURES,
+        "--llm-features",
+        help=f"the LLM combiner's features: {', '.join(LLM_FEATURE_SETS)}",
     ),
     llm_per_label: int | None = typer.Option(
         None, min=5, help="fit the LLM combiner on the first N calibration pairs of each label (cost bound)"
@@ -88,6 +93,7 @@ def train_stance_command(
             tick=tick,
             llm_per_label=llm_per_label,
             extra_calibration=extra_calibration,
+            llm_features=llm_features,
         )
     out.print(
         f"wrote {summary.output}: {summary.artifact_bytes / 1e6:.1f} MB, sha256 {summary.artifact_sha256[:16]}…; "

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ from lyra.sources.injection import Fence
 log = logging.getLogger(__name__)
 
 
+VERDICT_OPTIONS = ("agrees", "disagrees", "neither")  # first tokens differ: "ag", "dis", "ne"
 PROMPT_FILES = ("stance_question.j2", "stance_three_way.j2", "stance_examples.yaml")
 
 
@@ -165,17 +166,40 @@ class LLMStanceJudge:
         return [{"role": "user", "content": text}]
 
     def yes_no(self, passage: str, claim: str) -> tuple[float, float]:
-        """P(yes) to "is the claim TRUE by this passage?" and to "... FALSE?". Both questions of a pair share one
-        fence, so the second reuses the first one's prompt cache. Answers are kept in ``answers`` when given."""
-        key = AnswerCache.key("yes-no", self._answers_id, passage, claim)
-        cached = self.answers.get(key) if self.answers is not None else None
-        if cached is not None and len(cached) == 2:
-            return cached[0], cached[1]
+        """P(yes) to "is the claim TRUE by this passage?" and to "... FALSE?"."""
+        support, contradict = self.questions(passage, claim, verdict=False)
+        return support, contradict
+
+    def questions(self, passage: str, claim: str, verdict: bool = True) -> tuple[float, ...]:
+        """The yes/no answers (support, contradict) and, with ``verdict``, P(agrees), P(disagrees), P(neither) of
+        the one-word verdict. All questions of a pair share one fence, so each after the first reuses the prompt
+        cache up to its last line. Answers are kept in ``answers`` when given."""
         fence = Fence.new()
-        answer = self._yes(passage, claim, "support", fence), self._yes(passage, claim, "contradict", fence)
+        answer = self._cached(
+            "yes-no",
+            passage,
+            claim,
+            lambda: (self._yes(passage, claim, "support", fence), self._yes(passage, claim, "contradict", fence)),
+        )
+        if not verdict:
+            return answer
+        return answer + self._cached("verdict", passage, claim, lambda: self._verdict(passage, claim, fence))
+
+    def _cached(self, kind: str, passage: str, claim: str, ask: Callable[[], tuple[float, ...]]) -> tuple[float, ...]:
+        key = AnswerCache.key(kind, self._answers_id, passage, claim)
+        cached = self.answers.get(key) if self.answers is not None else None
+        width = 3 if kind == "verdict" else 2
+        if cached is not None and len(cached) == width:
+            return tuple(cached)
+        answer = ask()
         if self.answers is not None:
             self.answers.put(key, answer)
         return answer
+
+    def _verdict(self, passage: str, claim: str, fence: Fence) -> tuple[float, float, float]:
+        prompt = self._messages("question", passage, claim, fence, "verdict")[0]["content"]
+        probs = self.llm.choose_raw(prompt, list(VERDICT_OPTIONS)).probs
+        return probs["agrees"], probs["disagrees"], probs["neither"]
 
     def _yes(self, passage: str, claim: str, question: str, fence: Fence) -> float:
         # The few-shot pattern is continued as plain text (no chat turn), so the next token is the answer.

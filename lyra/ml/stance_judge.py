@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -43,8 +44,21 @@ CUE_FEATURES = (
     "direction_agrees",
     "direction_conflicts",
 )
+YES_NO_FEATURES = ("llm_true", "llm_false")  # P(yes) to "TRUE?" and to "FALSE?" about the decisive sentences
+VERDICT_FEATURES = ("verdict_agrees", "verdict_disagrees", "verdict_neither")  # the LLM's one-word verdict
+LLM_ANSWERS = (*YES_NO_FEATURES, *VERDICT_FEATURES)
 PLAIN_FEATURES = (*PAIR_FEATURES, *CUE_FEATURES)  # the network's view + cues read from the decisive sentences
-LLM_FEATURES = (*PAIR_FEATURES, "llm_true", "llm_false", *CUE_FEATURES)  # + the LLM's two answers
+LLM_FEATURES = (*PAIR_FEATURES, *YES_NO_FEATURES, *CUE_FEATURES)  # + the LLM's two answers
+# Feature sets a combiner can be fitted on (`lyra train stance --llm-features NAME`); a "logit_" name is the
+# log-odds of the LLM answer it names. The manifest records the fitted combiner's feature names; the judge computes
+# exactly those (the verdict question is asked only when a combiner reads it).
+LLM_FEATURE_SETS: dict[str, tuple[str, ...]] = {
+    "yes-no": LLM_FEATURES,
+    "yes-no+verdict": (*PAIR_FEATURES, *CUE_FEATURES, *LLM_ANSWERS),
+    "yes-no+verdict-logits": (*PAIR_FEATURES, *CUE_FEATURES, *(f"logit_{n}" for n in LLM_ANSWERS)),
+    "verdict-logits-only": ("bias", *(f"logit_{n}" for n in LLM_ANSWERS)),
+}
+KNOWN_FEATURES = frozenset((*PLAIN_FEATURES, *LLM_ANSWERS, *(f"logit_{n}" for n in LLM_ANSWERS)))
 DECISIVE_SENTENCES = 3  # sentences shown to the LLM: the ones the network found least neutral
 
 
@@ -89,17 +103,32 @@ class StanceArtifact:
         return str(self.manifest["artifact"]["sha256"])
 
     def combiner(self, with_llm: bool = False) -> StanceCombiner:
+        """The fitted combiner (``with_llm``: the one that reads the LLM's answers), over the feature names the
+        manifest records for it."""
         key = "combiner_llm" if with_llm else "combiner"
         if key not in self.manifest and with_llm:
             raise ConfigError(
                 f"the stance artifact in {self.folder} has no combiner fitted with the LLM's answers",
                 hint="run `lyra train stance --combiner-only --with-llm`, or set LYRA_STANCE_USE_LLM=false",
             )
-        names = LLM_FEATURES if with_llm else PLAIN_FEATURES
+        data = self.manifest[key]
+        names = tuple(data.get("features") or ()) if isinstance(data, dict) else ()
+        unknown = [n for n in names if n not in KNOWN_FEATURES]
+        if not names or unknown or (not with_llm and any(n not in PLAIN_FEATURES for n in names)):
+            raise ConfigError(
+                f"the stance artifact in {self.folder}: its {key} reads features this judge cannot compute "
+                f"({unknown or list(names)})",
+                hint="retrain with `lyra train stance`",
+            )
         try:
-            return StanceCombiner.from_dict(self.manifest[key], names, source=str(self.folder))
+            return StanceCombiner.from_dict(data, names, source=str(self.folder))
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
+
+
+def _logit(p: float) -> float:
+    q = min(max(p, 1e-4), 1.0 - 1e-4)
+    return math.log(q / (1.0 - q))
 
 
 class TrainedStanceJudge:
@@ -155,18 +184,28 @@ class TrainedStanceJudge:
             start += len(sentences)
         return out
 
-    def features(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        """The combiner's input for each pair (asks the LLM when one is attached)."""
-        rows: list[np.ndarray] = []
+    def features(self, pairs: Sequence[tuple[str, str]], names: Sequence[str] | None = None) -> np.ndarray:
+        """The columns ``names`` (default: the combiner's) for each pair. The LLM, when attached, is asked only
+        for the answers ``names`` read: the two yes/no questions, and the verdict when a verdict feature is named."""
+        names = tuple(names or (self._combiner.feature_names if self._combiner is not None else PLAIN_FEATURES))
+        wanted = {n.removeprefix("logit_") for n in names}
+        ask_llm = bool(wanted & set(LLM_ANSWERS))
+        if ask_llm and self.llm_judge is None:
+            raise ConfigError("these stance features need the LLM's answers, but no LLM judge is attached")
+        verdict = bool(wanted & set(VERDICT_FEATURES))
+        rows: list[list[float]] = []
         for (_, claim), (sentences, probs) in zip(pairs, self.sentence_probabilities(pairs), strict=True):
             passage = decisive_passage(sentences, probs)
-            cues = cue_features(passage, claim)
-            if self.llm_judge is None:
-                rows.append(np.asarray([*pair_features(probs), *cues]))
-                continue
-            llm_true, llm_false = self.llm_judge.yes_no(passage, claim)
-            rows.append(np.asarray([*pair_features(probs), llm_true, llm_false, *cues]))
-        return np.stack(rows)
+            values = dict(zip(PAIR_FEATURES, pair_features(probs).tolist(), strict=True))
+            values.update(zip(CUE_FEATURES, cue_features(passage, claim), strict=True))
+            if ask_llm:
+                assert self.llm_judge is not None
+                answers = self.llm_judge.questions(passage, claim, verdict=verdict)
+                for name, value in zip(LLM_ANSWERS, answers, strict=False):
+                    values[name] = value
+                    values[f"logit_{name}"] = _logit(value)
+            rows.append([values[n] for n in names])
+        return np.asarray(rows, dtype=float).reshape(len(rows), len(names))
 
     def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIResult]:
         if not pairs:

@@ -24,15 +24,30 @@ from lyra.ml.evaluation import LabelledPair, load_pairs
 from lyra.ml.factory import Models, stance_base_path
 from lyra.ml.nli import LLMStanceJudge
 from lyra.ml.stance_features import StanceCombiner
-from lyra.ml.stance_judge import LLM_FEATURES, MANIFEST, PLAIN_FEATURES, TENSORS, StanceArtifact, TrainedStanceJudge
+from lyra.ml.stance_judge import (
+    LLM_FEATURE_SETS,
+    MANIFEST,
+    PLAIN_FEATURES,
+    TENSORS,
+    StanceArtifact,
+    TrainedStanceJudge,
+)
 from lyra.ml.stance_training import Row, TrainingConfig, first_per_label, role_of, sentence_rows
 from lyra.ml.stance_training import train_network as _train_network
 from lyra.ml.weights import sha256_file
 
-__all__ = ["TrainingConfig", "TrainingSummary", "train_stance", "train_stance_judge"]
+__all__ = [
+    "DEFAULT_LLM_FEATURES",
+    "LLM_FEATURE_SETS",
+    "TrainingConfig",
+    "TrainingSummary",
+    "train_stance",
+    "train_stance_judge",
+]
 
 log = logging.getLogger(__name__)
 Tick = Callable[[str, int, int | None], None]  # (stage, advance, total)
+DEFAULT_LLM_FEATURES = "yes-no"  # the LLM combiner's feature set, chosen on held-out real pairs (README)
 
 
 class TrainingSummary(BaseModel):
@@ -55,7 +70,12 @@ def _pairs_by_role(files: Sequence[Path]) -> dict[str, list[LabelledPair]]:
 
 
 def pair_feature_rows(
-    judge: TrainedStanceJudge, pairs: Sequence[LabelledPair], stage: str, tick: Tick | None, batch: int = 16
+    judge: TrainedStanceJudge,
+    pairs: Sequence[LabelledPair],
+    stage: str,
+    tick: Tick | None,
+    names: Sequence[str] = PLAIN_FEATURES,
+    batch: int = 16,
 ) -> np.ndarray:
     """The combiner's inputs for labelled pairs, computed exactly as the judge computes them at run time."""
     rows: list[np.ndarray] = []
@@ -63,7 +83,7 @@ def pair_feature_rows(
         tick(stage, 0, len(pairs))
     for first in range(0, len(pairs), batch):
         chunk = pairs[first : first + batch]
-        rows.append(judge.features([(p.premise, p.hypothesis) for p in chunk]))
+        rows.append(judge.features([(p.premise, p.hypothesis) for p in chunk], names))
         if tick is not None:
             tick(stage, len(chunk), None)
     return np.concatenate(rows)
@@ -79,6 +99,7 @@ def train_stance_judge(
     tick: Tick | None = None,
     llm_per_label: int | None = None,
     extra_calibration: Sequence[Path] = (),
+    llm_features: str = DEFAULT_LLM_FEATURES,
 ) -> TrainingSummary:
     """:func:`train_stance` with the base encoder, threads and (``with_llm``) the LLM that ``settings`` name."""
     builtin = settings.stance_base_model.startswith("builtin:")
@@ -94,6 +115,7 @@ def train_stance_judge(
         tick=tick,
         llm_per_label=llm_per_label,
         extra_calibration=extra_calibration,
+        llm_features=llm_features,
     )
 
 
@@ -109,11 +131,13 @@ def train_stance(
     tick: Tick | None = None,
     llm_per_label: int | None = None,
     extra_calibration: Sequence[Path] = (),
+    llm_features: str = DEFAULT_LLM_FEATURES,
 ) -> TrainingSummary:
     """Train (or, with ``combiner_only``, only refit the combiner of) the stance judge in ``output``; with
     ``llm_judge`` also fit the combiner that reads the LLM's answers (slow: two LLM questions per pair), on the
     first ``llm_per_label`` calibration pairs of each label when given. ``extra_calibration`` files are added whole
-    to the combiners' fitting pairs (never to the network's)."""
+    to the combiners' fitting pairs (never to the network's). ``llm_features`` names the LLM combiner's feature set
+    (:data:`LLM_FEATURE_SETS`)."""
     import torch
     from safetensors.torch import save_file
 
@@ -121,6 +145,10 @@ def train_stance(
 
     if not files:
         raise InvalidInputError("train", "give at least one labelled JSONL file")
+    if llm_features not in LLM_FEATURE_SETS:
+        raise InvalidInputError(
+            "llm_features", f"unknown feature set {llm_features!r}; use one of {sorted(LLM_FEATURE_SETS)}"
+        )
     if threads:
         torch.set_num_threads(threads)
     started = time.perf_counter()
@@ -184,11 +212,15 @@ def train_stance(
         # a seeded shuffle first, so a bounded sample mixes the data sets the way the whole fold does
         mixed = random.Random(config.seed).sample(calibration, len(calibration))
         chosen = [*(first_per_label(mixed, llm_per_label) if llm_per_label else calibration), *extra]
-        xs = pair_feature_rows(judge, chosen, "combiner with the LLM", tick)
-        combiner = StanceCombiner.fit(xs, [p.label for p in chosen], l2=config.combiner_l2, feature_names=LLM_FEATURES)
+        names = LLM_FEATURE_SETS[llm_features]
+        xs = pair_feature_rows(judge, chosen, "combiner with the LLM", tick, names)
+        combiner = StanceCombiner.fit(xs, [p.label for p in chosen], l2=config.combiner_l2, feature_names=names)
         sample = f" ({llm_per_label} of each label, seeded sample)" if llm_per_label else ""
         added = "".join(f" + all of {p.name}" for p in extra_calibration)
-        note_llm = f"fitted on {len(chosen)} pairs: the calibration fold{sample}{added}; {l2}; LLM {llm_judge.model_id}"
+        note_llm = (
+            f"fitted on {len(chosen)} pairs: the calibration fold{sample}{added}; {l2}; features {llm_features}; "
+            f"LLM {llm_judge.model_id}"
+        )
         manifest["combiner_llm"] = combiner.to_dict(note_llm)
     manifest["pairs_by_role"] = {role: len(pairs) for role, pairs in roles.items()}
     (output / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")

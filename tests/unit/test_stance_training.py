@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from lyra.core.errors import InvalidInputError
+from lyra.core.errors import ConfigError, InvalidInputError
 from lyra.ml.evaluation import LabelledPair, claim_fold, load_pairs, score
 from lyra.ml.protocols import LABELS, NLIResult
 from lyra.ml.stance_features import StanceCombiner
+from lyra.ml.stance_judge import LLM_FEATURE_SETS, PLAIN_FEATURES, StanceArtifact, TrainedStanceJudge
 from lyra.ml.stance_training import (
     PAIR_FEATURES,
     TrainingConfig,
@@ -155,3 +157,65 @@ def test_swap_rate_counts_direction_errors_among_directional_pairs() -> None:
     evaluation = score(pairs, results, "fake", seconds=2.0)
     assert evaluation.swap_rate == pytest.approx(1 / 4)  # one E->C among four directional pairs
     assert evaluation.pairs_per_second == pytest.approx(3.0)
+
+
+# ---------------------------------------------------------------- the judge's named features (declared fakes)
+class _FakeQuestions:
+    """A declared fake of the LLM's questions: fixed answers, and a log of what was asked."""
+
+    model_id = "fake-llm"
+
+    def __init__(self) -> None:
+        self.asked: list[bool] = []
+
+    def questions(self, passage: str, claim: str, verdict: bool = True) -> tuple[float, ...]:
+        self.asked.append(verdict)
+        return (0.8, 0.1, 0.7, 0.2, 0.1) if verdict else (0.8, 0.1)
+
+
+def _artifact(folder: Path, combiner: dict[str, object] | None = None) -> Path:
+    manifest = {
+        "base": {"model": "x", "sha256": ""},
+        "artifact": {"file": "t.safetensors", "sha256": "0" * 64},
+        "combiner": combiner or {},
+        "max_length": 32,
+    }
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return folder
+
+
+class _FixedNetwork(TrainedStanceJudge):
+    """The judge with a declared fake network: every sentence gets the same probabilities."""
+
+    def sentence_probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[list[str], np.ndarray]]:
+        return [(["One.", "Two."], np.asarray([[0.6, 0.1, 0.3], [0.1, 0.1, 0.8]])) for _ in pairs]
+
+
+def test_the_judge_computes_the_named_features_and_asks_the_verdict_only_when_read(tmp_path: Path) -> None:
+    llm = _FakeQuestions()
+    judge = _FixedNetwork(_artifact(tmp_path), "base", fitting=True, llm_judge=llm)  # type: ignore[arg-type]
+    pair = [("One. Two.", "A claim.")]
+    plain = judge.features(pair, PLAIN_FEATURES)
+    assert plain.shape == (1, len(PLAIN_FEATURES)) and llm.asked == []
+    yes_no = judge.features(pair, LLM_FEATURE_SETS["yes-no"])
+    assert llm.asked == [False]
+    names = LLM_FEATURE_SETS["yes-no"]
+    assert yes_no[0, names.index("llm_true")] == pytest.approx(0.8)
+    logits = judge.features(pair, LLM_FEATURE_SETS["yes-no+verdict-logits"])
+    assert llm.asked == [False, True]
+    names = LLM_FEATURE_SETS["yes-no+verdict-logits"]
+    assert logits[0, names.index("logit_verdict_agrees")] == pytest.approx(np.log(0.7 / 0.3))
+    assert logits[0, names.index("max_entailment")] == pytest.approx(0.6)
+
+
+def test_a_combiner_over_features_the_judge_cannot_compute_is_refused(tmp_path: Path) -> None:
+    names = [*PLAIN_FEATURES, "mystery"]
+    bad = {"features": names, "labels": list(LABELS), "weights": [[0.0, 0.0, 0.0]] * len(names), "note": ""}
+    with pytest.raises(ConfigError, match="mystery"):
+        StanceArtifact.read(_artifact(tmp_path, bad)).combiner()
+    good = StanceCombiner.fit(np.ones((3, 2)), list(LABELS), feature_names=("bias", "logit_llm_true"))
+    folder = _artifact(tmp_path, {})
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    manifest["combiner_llm"] = good.to_dict("test")
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    assert StanceArtifact.read(folder).combiner(with_llm=True).feature_names == ("bias", "logit_llm_true")

@@ -1,0 +1,194 @@
+"""Stance judge study on real pairs: which signals and which fit make the best pair-level combiner.
+
+Computes, once per pair, everything the trained judge can read — the network's pair features, the cue features of
+its decisive sentences, and the local LLM's answers about those sentences (the two yes/no questions and the
+one-word verdict) — and keeps them in ``<state>/cache/stance_study.jsonl`` (a second run asks nothing again).
+Then fits combiner variants on the calibration fold (claim fold 1 of the training files; optionally plus the
+project's hand-written training pairs) and scores each on pairs never fitted: Check-COVID dev, the held-out claim
+fold 0 of SciFact train and of Check-COVID train. Prints one markdown table (``--json`` for everything).
+
+    python scripts/stance_study.py [--shared ../shared/training] [--sets dev,scifact0] [--json]
+
+Fitting uses :class:`StanceCombiner.fit`, the code `lyra train stance` uses; features are computed with
+:meth:`TrainedStanceJudge.sentence_probabilities` and :meth:`LLMStanceJudge.questions`, as the judge does at run time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from lyra.core.settings import load_settings
+from lyra.ml.evaluation import HELD_OUT_FOLD, LabelledPair, claim_fold, load_pairs, score
+from lyra.ml.factory import Models, stance_base_path
+from lyra.ml.protocols import LABELS, NLIResult
+from lyra.ml.stance_features import StanceCombiner
+from lyra.ml.stance_judge import CUE_FEATURES, TrainedStanceJudge, cue_features, decisive_passage
+from lyra.ml.stance_training import CALIBRATION_FOLD, PAIR_FEATURES, pair_features
+
+LLM_COLUMNS = ("llm_true", "llm_false", "verdict_agrees", "verdict_disagrees", "verdict_neither")
+COLUMNS = (*PAIR_FEATURES, *CUE_FEATURES, *LLM_COLUMNS)
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def sets(shared: Path, root: Path) -> dict[str, list[LabelledPair]]:
+    scifact = load_pairs(shared / "scifact_train.jsonl")
+    covid = load_pairs(shared / "check_covid_train.jsonl")
+    fold = claim_fold
+    return {
+        "calibration": [p for p in [*scifact, *covid] if fold(p.hypothesis) == CALIBRATION_FOLD],
+        "dev": load_pairs(shared / "check_covid_dev.jsonl"),
+        "scifact0": [p for p in scifact if fold(p.hypothesis) == HELD_OUT_FOLD],
+        "covid0": [p for p in covid if fold(p.hypothesis) == HELD_OUT_FOLD],
+        "handwritten": load_pairs(root / "config/eval/nli_stance_train.jsonl"),
+    }
+
+
+def pair_key(name: str, pair: LabelledPair, index: int) -> str:
+    return f"{name}:{pair.id or index}"
+
+
+def compute(
+    judge: TrainedStanceJudge,
+    name: str,
+    pairs: Sequence[LabelledPair],
+    cache: dict[str, list[float]],
+    path: Path,
+    tag: str,
+) -> np.ndarray:
+    """The feature rows (COLUMNS order) of ``pairs``, asking the LLM only for pairs not in ``cache``."""
+    assert judge.llm_judge is not None
+    started = time.perf_counter()
+    asked = 0
+    with path.open("a", encoding="utf-8") as out:
+        for i, pair in enumerate(pairs):
+            key = pair_key(name, pair, i)
+            if key in cache:
+                continue
+            ((sentences, probs),) = judge.sentence_probabilities([(pair.premise, pair.hypothesis)])
+            passage = decisive_passage(sentences, probs)
+            row = [
+                *pair_features(probs).tolist(),
+                *cue_features(passage, pair.hypothesis),
+                *judge.llm_judge.questions(passage, pair.hypothesis, verdict=True),
+            ]
+            cache[key] = row
+            out.write(json.dumps({"key": key, "tag": tag, "row": row}) + "\n")
+            out.flush()
+            asked += 1
+            if asked % 10 == 0:
+                rate = (time.perf_counter() - started) / asked
+                log(f"{name}: {i + 1}/{len(pairs)} ({rate:.1f} s a pair)")
+    return np.asarray([cache[pair_key(name, p, i)] for i, p in enumerate(pairs)], dtype=float)
+
+
+def logit(p: np.ndarray) -> np.ndarray:
+    q = np.clip(p, 1e-4, 1 - 1e-4)
+    return np.asarray(np.log(q / (1 - q)))
+
+
+VARIANTS: dict[str, tuple[tuple[str, ...], Callable[[np.ndarray], np.ndarray] | None]] = {
+    "network + cues (trained)": ((*PAIR_FEATURES, *CUE_FEATURES), None),
+    "network + yes/no + cues (trained+llm)": ((*PAIR_FEATURES, "llm_true", "llm_false", *CUE_FEATURES), None),
+    "network + yes/no + verdict + cues": ((*PAIR_FEATURES, *CUE_FEATURES, *LLM_COLUMNS), None),
+    "network + yes/no + verdict + cues, logits": ((*PAIR_FEATURES, *CUE_FEATURES, *LLM_COLUMNS), logit),
+    "network + yes/no + verdict, logits": ((*PAIR_FEATURES, *LLM_COLUMNS), logit),
+    "LLM only: yes/no + verdict, logits": (("bias", *LLM_COLUMNS), logit),
+    "LLM only: verdict, logits": (("bias", "verdict_agrees", "verdict_disagrees", "verdict_neither"), logit),
+}
+
+
+def results_of(probs: np.ndarray, method: str) -> list[NLIResult]:
+    out: list[NLIResult] = []
+    for row in probs:
+        label = LABELS[int(np.argmax(row))]
+        out.append(NLIResult(label, {lab: float(row[i]) for i, lab in enumerate(LABELS)}, method))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--shared", type=Path, default=Path("../shared/training"))
+    parser.add_argument("--sets", default="calibration,dev,scifact0,covid0,handwritten")
+    parser.add_argument("--l2", default="0.01,0.001")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    settings = load_settings()
+    root = Path(__file__).resolve().parents[1]
+    data = sets(args.shared, root)
+    models = Models(settings)
+    judge = TrainedStanceJudge(
+        settings.stance_model_dir, stance_base_path(settings), threads=settings.llm_threads, fitting=True
+    )
+    judge.llm_judge = models.llm_questions()
+    path = settings.state_dir / "cache" / "stance_study.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tag = f"{judge.artifact.sha256[:12]}:{judge.llm_judge.model_id}"
+    cache: dict[str, list[float]] = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            if record.get("tag", tag) == tag:
+                cache[record["key"]] = record["row"]
+    features = {name: compute(judge, name, data[name], cache, path, tag) for name in args.sets.split(",")}
+    if "calibration" not in features:
+        return
+    report: list[dict[str, object]] = []
+    evaluated = [name for name in ("dev", "scifact0", "covid0") if name in features]
+    for variant, (names, transform) in VARIANTS.items():
+        for extra in (False, True):
+            if extra and "handwritten" not in features:
+                continue
+            fit_x = features["calibration"]
+            fit_y = [p.label for p in data["calibration"]]
+            if extra:
+                fit_x = np.vstack([fit_x, features["handwritten"]])
+                fit_y = [*fit_y, *(p.label for p in data["handwritten"])]
+            for l2 in (float(x) for x in args.l2.split(",")):
+                combiner = StanceCombiner.fit(columns(fit_x, names, transform), fit_y, l2=l2, feature_names=names)
+                row: dict[str, object] = {"variant": variant, "handwritten": extra, "l2": l2}
+                for name in evaluated:
+                    probs = combiner.probability_rows(columns(features[name], names, transform))
+                    row[name] = score(data[name], results_of(probs, variant), variant, 1.0).model_dump()
+                report.append(row)
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return
+    print(
+        "| variant | + hand-written | L2 | "
+        + " | ".join(f"{n} macro-F1 / recall S C N / swaps / ECE" for n in evaluated)
+    )
+    print("| --- | --- | --- | " + " | ".join("---" for _ in evaluated) + " |")
+    for row in report:
+        cells = []
+        for name in evaluated:
+            ev = row[name]
+            assert isinstance(ev, dict)
+            recall = " ".join(f"{ev['per_class'][lab]['recall']:.2f}" for lab in LABELS)
+            cells.append(f"{ev['macro_f1']:.3f} / {recall} / {ev['swap_rate']:.0%} / {ev['ece']:.3f}")
+        print(
+            f"| {row['variant']} | {'yes' if row['handwritten'] else 'no'} | {row['l2']} | " + " | ".join(cells) + " |"
+        )
+
+
+def columns(xs: np.ndarray, names: Sequence[str], transform: Callable[[np.ndarray], np.ndarray] | None) -> np.ndarray:
+    """The ``names`` columns of feature rows (COLUMNS order; "bias" is the network features' column of ones), the
+    LLM's probabilities passed through ``transform``."""
+    picked = xs[:, [COLUMNS.index(n) for n in names]].copy()
+    if transform is not None:
+        llm = [i for i, n in enumerate(names) if n in LLM_COLUMNS]
+        picked[:, llm] = transform(picked[:, llm])
+    return picked
+
+
+if __name__ == "__main__":
+    main()
