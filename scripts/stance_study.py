@@ -160,8 +160,9 @@ def main() -> None:
                     probs = combiner.probability_rows(columns(features[name], names, transform))
                     row[name] = score(data[name], results_of(probs, variant), variant, 1.0).model_dump()
                 report.append(row)
+    cascade = cascade_rows(features, data, evaluated, report)
     if args.json:
-        print(json.dumps(report, indent=2))
+        print(json.dumps({"variants": report, "cascade": cascade}, indent=2))
         return
     print(
         "| variant | + hand-written | L2 | "
@@ -188,6 +189,46 @@ def columns(xs: np.ndarray, names: Sequence[str], transform: Callable[[np.ndarra
         llm = [i for i, n in enumerate(names) if n in LLM_COLUMNS]
         picked[:, llm] = transform(picked[:, llm])
     return picked
+
+
+def mean_f1(row: dict[str, object], names: Sequence[str]) -> float:
+    return float(np.mean([row[n]["macro_f1"] for n in names]))  # type: ignore[index]
+
+
+def cascade_rows(
+    features: dict[str, np.ndarray],
+    data: dict[str, list[LabelledPair]],
+    evaluated: Sequence[str],
+    report: Sequence[dict[str, object]],
+) -> list[dict[str, object]]:
+    """The fast network's combiner answers where it is sure (its top probability at least ``t``); the rest go to
+    the best LLM variant (by mean held-out macro-F1, without the hand-written pairs). The share of pairs sent to the
+    LLM sets the speed."""
+    llm_rows = [r for r in report if "llm" in str(r["variant"]).lower() or "verdict" in str(r["variant"])]
+    best = max((r for r in llm_rows if not r["handwritten"]), key=lambda r: mean_f1(r, evaluated))
+    plain_names, _ = VARIANTS["network + cues (trained)"]
+    names, transform = VARIANTS[str(best["variant"])]
+    fit_y = [p.label for p in data["calibration"]]
+    l2 = float(best["l2"])  # type: ignore[arg-type]
+    plain = StanceCombiner.fit(
+        columns(features["calibration"], plain_names, None), fit_y, l2=l2, feature_names=plain_names
+    )
+    llm = StanceCombiner.fit(columns(features["calibration"], names, transform), fit_y, l2=l2, feature_names=names)
+    out: list[dict[str, object]] = []
+    for threshold in (0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 1.01):
+        row: dict[str, object] = {"llm_variant": best["variant"], "threshold": threshold}
+        cells: list[str] = []
+        for name in evaluated:
+            fast = plain.probability_rows(columns(features[name], plain_names, None))
+            slow = llm.probability_rows(columns(features[name], names, transform))
+            unsure = fast.max(axis=1) < threshold
+            mixed = np.where(unsure[:, None], slow, fast)
+            ev = score(data[name], results_of(mixed, "cascade"), "cascade", 1.0).model_dump()
+            row[name] = {"macro_f1": ev["macro_f1"], "ece": ev["ece"], "llm_share": float(unsure.mean())}
+            cells.append(f"{name} {ev['macro_f1']:.3f} ({unsure.mean():.0%} to the LLM)")
+        out.append(row)
+        log(f"cascade t={threshold}: {' | '.join(cells)}")
+    return out
 
 
 if __name__ == "__main__":

@@ -16,7 +16,13 @@ from rich.progress import (
 )
 
 from lyra.cli.common import err, handle_errors, out, settings_from_env
-from lyra.services.training import DEFAULT_LLM_FEATURES, LLM_FEATURE_SETS, TrainingConfig, train_stance_judge
+from lyra.services.training import (
+    DEFAULT_LLM_FEATURES,
+    LLM_FEATURE_SETS,
+    TrainingConfig,
+    refit_stance_judge,
+    train_stance_judge,
+)
 
 train_app = typer.Typer(help="Train the shipped models from labelled data.", no_args_is_help=True)
 
@@ -99,4 +105,23 @@ def train_stance_command(
         f"wrote {summary.output}: {summary.artifact_bytes / 1e6:.1f} MB, sha256 {summary.artifact_sha256[:16]}…; "
         f"{summary.rows} training rows, pairs by role {summary.pairs_by_role}, "
         f"epoch losses {[round(x, 3) for x in summary.epoch_losses]}, {summary.seconds:.0f} s"
+    )
+
+
+@train_app.command("stance-examples")
+@handle_errors
+def refit_stance_command(
+    examples: Path = typer.Argument(..., help="labelled JSONL (Lyra's or the shared schema): the pairs to add"),
+    output: Path = typer.Option(..., "--out", help="folder for the refitted copy of the artifact"),
+    source: Path | None = typer.Option(None, "--from", help="artifact to start from (default: LYRA_STANCE_MODEL_DIR)"),
+    weight: int = typer.Option(5, min=1, max=100, help="how many times each example counts in the fit"),
+    with_llm: bool = typer.Option(False, "--with-llm", help="also refit the combiner that reads the LLM's answers"),
+) -> None:
+    """Refit the stance judge's combiners on the rows they were fitted on plus labelled examples (how approved
+    reviewer examples reach the trained judge); the network is unchanged and only the examples' features are
+    computed. Point LYRA_STANCE_MODEL_DIR at the output, measured with `lyra eval nli` before and after."""
+    settings = settings_from_env()
+    summary = refit_stance_judge(settings, examples, output, source, weight=weight, with_llm=with_llm)
+    out.print(
+        f"wrote {summary.output}: {summary.examples} examples x{summary.weight} added to {', '.join(summary.combiners)}"
     )
