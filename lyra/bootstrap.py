@@ -263,7 +263,7 @@ def build_services(settings: Settings, *, apply_schema: bool = True) -> Services
     if apply_schema:
         store.apply_schema()
     task_repo = TaskRepository(store)
-    evidence = EvidenceRepository(store, settings.write_batch_size)
+    evidence = EvidenceRepository(store, settings.write_batch_size, settings.write_parallelism)
     policy = ReloadingDomainPolicy(
         settings.config_dir / "domains.yaml", check_interval=settings.domain_policy_check_seconds
     )

@@ -26,10 +26,10 @@ from typing import Annotated, Any
 
 from fastapi import Body, FastAPI, Path, Query, Request, status
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.middleware.cors import CORSMiddleware
@@ -115,7 +115,24 @@ AuthQueueQuery = parameters_of(api.GetAuthQueueRequest, without=("task_id",), na
 ResolveAuthBody = parameters_of(api.ResolveAuthRequest, without=("task_id", "intervention_id"), name="ResolveAuthBody")
 StatusQuery = parameters_of(api.GetStatusRequest, without=("task_id",), name="StatusQuery")
 GraphQuery = parameters_of(api.GetEvidenceGraphRequest, without=("task_id",), name="GraphQuery")
-MaterialsQuery = parameters_of(api.MaterialsOptions, name="MaterialsQuery")
+MaterialsQuery: type[BaseModel] = create_model(  # type: ignore[call-overload]
+    "MaterialsQuery",
+    __config__=ConfigDict(extra="forbid"),
+    **{field: (info.annotation, info) for field, info in api.MaterialsOptions.model_fields.items()},
+    limit=(
+        int | None,
+        Field(
+            default=None,
+            ge=1,
+            le=api.MATERIALS_PAGE_MAX,
+            description="claims per page (oldest first), answered with next_cursor when more follow; without it "
+            "every claim from cursor on is streamed as one JSON document",
+        ),
+    ),
+    cursor=(str | None, api.GetMaterialsRequest.model_fields["cursor"]),
+)
+# claims per page when REST streams a whole task (each page is read, written and dropped before the next)
+REST_STREAM_PAGE = 500
 NoQuery = parameters_of(api.Request, name="NoQuery")
 
 
@@ -380,10 +397,16 @@ def _install_routes(app: FastAPI, ops: Operations) -> None:
         return ops.stop_task(api.StopTaskRequest(task_id=task_id, **_fields(body)))
 
     @app.get(f"{PREFIX}/tasks/{{task_id}}/materials", response_model=api.Materials, tags=["evidence"])
-    def get_materials(task_id: TaskIdPath, query: Annotated[MaterialsQuery, Query()]) -> Response:  # type: ignore[valid-type]
+    def get_materials(task_id: TaskIdPath, query: Annotated[MaterialsQuery, Query()]) -> Response:
         """Claims with confidence, uncertainty, controversy and their evidence, computed now from the edges."""
-        options = api.MaterialsOptions(**_fields(query))
-        return _model_response(ops.get_materials(api.GetMaterialsRequest(task_id=task_id, options=options)))
+        fields = _fields(query)
+        limit, cursor = fields.pop("limit"), fields.pop("cursor")
+        options = api.MaterialsOptions(**fields)
+        if limit is not None:
+            request = api.GetMaterialsRequest(task_id=task_id, options=options, limit=limit, cursor=cursor)
+            return _model_response(ops.get_materials(request))
+        request = api.GetMaterialsRequest(task_id=task_id, options=options, limit=REST_STREAM_PAGE, cursor=cursor)
+        return StreamingResponse(ops.get_materials_json(request), media_type="application/json")
 
     @app.get(f"{PREFIX}/tasks/{{task_id}}/graph", response_model=api.EvidenceGraph, tags=["evidence"])
     def get_evidence_graph(task_id: TaskIdPath, query: Annotated[GraphQuery, Query()]) -> Response:  # type: ignore[valid-type]

@@ -55,6 +55,8 @@ class Settings(BaseSettings):
 
     # --- graph behaviour
     write_batch_size: int = Field(default=5000, ge=1, le=100_000)
+    # writers running stance-edge batches at once (each on its own claims, so they never wait on each other's locks)
+    write_parallelism: int = Field(default=2, ge=1, le=16)
     cleanup_batch_size: int = Field(default=10_000, ge=1, le=1_000_000)
     query_timeout: float = Field(default=60.0, gt=0)
     # the most bytes of JSON an ad-hoc query (query_graph) may return; past it the query fails with result_too_large

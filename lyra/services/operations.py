@@ -6,7 +6,8 @@ translate transport shapes and errors, so an MCP tool and its REST route cannot 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import quote
 
@@ -16,6 +17,7 @@ from lyra.graph.connection import ConnectionInfo
 from lyra.graph.store import GraphStore, to_plain
 from lyra.graph.tasks import TaskRepository
 from lyra.models.api import (
+    MATERIALS_PAGE_MAX,
     AuthQueue,
     CollectGarbageRequest,
     CreateTaskRequest,
@@ -68,7 +70,7 @@ from lyra.services.graph_import import ImportReport, load_graph_file
 from lyra.services.ingest import IngestService, Progress
 from lyra.services.interventions import InterventionService
 from lyra.services.jobs import JobService
-from lyra.services.materials import MaterialsService
+from lyra.services.materials import MaterialsService, materials_json
 from lyra.services.status import StatusService
 from lyra.services.tasks import TaskService
 
@@ -215,7 +217,16 @@ class Operations:
 
     # -------------------------------------------------------------- evidence
     def get_materials(self, request: GetMaterialsRequest) -> Materials:
+        """One page of a task's materials (``limit`` claims after ``cursor``; ``next_cursor`` when more follow)."""
         return self._materials.materials(request)
+
+    def get_materials_json(self, request: GetMaterialsRequest) -> Iterator[bytes]:
+        """Every claim from ``request.cursor`` on as one JSON document (the shape of :class:`Materials`), produced
+        page by page (``request.limit`` claims each) for streaming. The first page is read before this returns, so
+        an unknown task or a bad cursor raises here, not halfway through a response."""
+        pages = self._materials.pages(request)
+        first = next(pages)
+        return materials_json(itertools.chain([first], pages))
 
     def get_evidence_graph(self, request: GetEvidenceGraphRequest) -> EvidenceGraph:
         self.task_repo.get(request.task_id)
@@ -265,7 +276,9 @@ class Operations:
         from lyra.services.report import render_report
 
         materials = self.get_materials(
-            GetMaterialsRequest(task_id=task_id, options=MaterialsOptions(evidence_limit=evidence_limit))
+            GetMaterialsRequest(
+                task_id=task_id, options=MaterialsOptions(evidence_limit=evidence_limit), limit=MATERIALS_PAGE_MAX
+            )
         )
         timeline = self.explore.query_view("evidence_timeline", {"task_id": task_id}).rows
         return render_report(materials, timeline)
