@@ -1,6 +1,6 @@
 // mode: read
 // Per claim, what get_materials lists beside the scores (no confidence math here: claim_scores.cypher does that):
-// the oldest/newest publication year over all of its evidence pages; the facts source verification reads
+// its text and adoption status; the oldest/newest publication year over all of its evidence pages; the facts source verification reads
 // (distinct pages giving SUPPORTS, domains rejected as sources for a danger); how many items could be listed; and
 // its evidence list, at most $evidence_limit items (top-k inside the subquery: SUPPORTS/REFUTES first, strongest
 // first, then edge id), each with its fragment's first page. Domain categories are reported, never weighed.
@@ -32,5 +32,6 @@ CALL (c) {
             source_domain_category: r.source_domain_category,
             edge_human_corrected: coalesce(r.edge_human_corrected, false)} END) AS evidence
 }
-RETURN c.id AS claim_id, oldest, newest, supporting_pages, evidence_available, evidence,
+RETURN c.id AS claim_id, c.text AS text, coalesce(c.claim_adoption_status, 'adopted') AS claim_adoption_status,
+       c.claim_rejection_reason AS claim_rejection_reason, oldest, newest, supporting_pages, evidence_available, evidence,
        COUNT { (c)-[:SOURCE_REJECTED]->(:Domain) } AS security_rejections

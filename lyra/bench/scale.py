@@ -50,6 +50,8 @@ ISSUE_LYRA_BEFORE: dict[str, dict[str, str]] = {
 TARGET_RATIO = {"ingest": 1.0, "score_all": 0.5, "materials": 0.8}
 STEPS = ("pages", "fragments", "claims", "stance_edges", "citations")
 TOLERANCE = 1e-9
+READS_PER_ROUND = 3  # timed calls of each read per round and side (after one warm-up), SQLite and Lyra in turn
+CHECKED_FIELDS = {"claim_id", "alpha", "beta", "confidence", "supports_count", "refutes_count", "neutral_count"}
 SERVE_RSS_LIMIT_MB = 1024.0
 
 
@@ -195,20 +197,20 @@ def lyra_materials(services: Services, task_id: str, evidence_limit: int) -> Mat
     return services.operations.get_materials(request)
 
 
-def check_lyra(materials: Materials, data: ScaleData, claim_ids: list[str]) -> float:
+def check_lyra(claims: list[dict[str, Any]], data: ScaleData, claim_ids: list[str], what: str) -> float:
     """Max |error| of alpha, beta, confidence over every claim against the ground truth; counts must be equal."""
     index = {cid: i for i, cid in enumerate(claim_ids)}
-    if len(materials.claims) != len(claim_ids):
-        raise AssertionError(f"materials lists {len(materials.claims)} claims, the generator made {len(claim_ids)}")
+    if len(claims) != len(claim_ids):
+        raise AssertionError(f"{what} lists {len(claims)} claims, the generator made {len(claim_ids)}")
     worst = 0.0
-    for claim in materials.claims:
-        i = index[claim.claim_id]
+    for claim in claims:
+        i = index[claim["claim_id"]]
         a, b = data.alpha[i], data.beta[i]
-        if (claim.supports_count, claim.refutes_count, claim.neutral_count) != data.counts[i]:
-            raise AssertionError(f"claim {claim.claim_id}: counts differ from the ground truth")
-        worst = max(worst, abs(claim.alpha - a), abs(claim.beta - b), abs(claim.confidence - a / (a + b)))
+        if (claim["supports_count"], claim["refutes_count"], claim["neutral_count"]) != data.counts[i]:
+            raise AssertionError(f"{what}, claim {claim['claim_id']}: counts differ from the ground truth")
+        worst = max(worst, abs(claim["alpha"] - a), abs(claim["beta"] - b), abs(claim["confidence"] - a / (a + b)))
     if worst > TOLERANCE:
-        raise AssertionError(f"Lyra's alpha/beta/confidence differ from the ground truth by {worst:.3g}")
+        raise AssertionError(f"{what}: alpha/beta/confidence differ from the ground truth by {worst:.3g}")
     return worst
 
 
@@ -422,38 +424,59 @@ def run_scale_bench(
     claim_ids: list[str] = []
     try:
         for round_ in range(rounds):
-            print(f"round {round_ + 1}/{rounds}: SQLite ...", file=sys.stderr)
+            # The machine is shared: the two loads alternate which goes first, and every read is timed in
+            # alternating SQLite / Lyra pairs, so a change of load hits both sides alike.
             reference = SqliteReference(sqlite_path, task_id)
             try:
-                sql_seconds = reference.load(data)
-                for name, value in sql_seconds.items():
-                    sql_steps[name].append(value)
-                add("sqlite_ingest", sum(sql_seconds.values()))
+
+                def load_sqlite(reference: SqliteReference = reference, round_: int = round_) -> None:
+                    print(f"round {round_ + 1}/{rounds}: SQLite load ...", file=sys.stderr)
+                    sql_seconds = reference.load(data)
+                    for name, value in sql_seconds.items():
+                        sql_steps[name].append(value)
+                    add("sqlite_ingest", sum(sql_seconds.values()))
+
+                def load_lyra(round_: int = round_) -> list[str]:
+                    print(f"round {round_ + 1}/{rounds}: Lyra load ...", file=sys.stderr)
+                    if round_:
+                        clean_lyra(services, data, task_id)
+                    lyra_seconds, ids = load_into_lyra(services, data, task_id)
+                    for name, value in lyra_seconds.items():
+                        steps[name].append(value)
+                    add("lyra_ingest", sum(lyra_seconds.values()))
+                    return ids
+
+                if round_ % 2:
+                    claim_ids = load_lyra()
+                    load_sqlite()
+                else:
+                    load_sqlite()
+                    claim_ids = load_lyra()
+                print(f"round {round_ + 1}/{rounds}: reads, SQLite and Lyra in turn ...", file=sys.stderr)
                 reference.scores()  # warm
-                seconds, scores = _timed(reference.scores)
-                add("sqlite_score_all", seconds)
-                worst_sqlite = max(worst_sqlite, check_sqlite(scores, data, reference.claim_ids))
+                services.materials.scores(task_id)
                 reference.materials(10)
-                add("sqlite_materials_10", _timed(partial(reference.materials, 10))[0])
-                add("sqlite_materials_all", _timed(partial(reference.materials, 1000))[0])
+                lyra_materials(services, task_id, 10)
+                for _ in range(READS_PER_ROUND):
+                    seconds, scores = _timed(reference.scores)
+                    add("sqlite_score_all", seconds)
+                    worst_sqlite = max(worst_sqlite, check_sqlite(scores, data, reference.claim_ids))
+                    seconds, scored = _timed(lambda: services.materials.scores(task_id))
+                    add("lyra_score_all", seconds)
+                    worst_lyra = max(worst_lyra, check_lyra(scored, data, claim_ids, "scores"))
+                    del scores, scored
+                for _ in range(READS_PER_ROUND):
+                    add("sqlite_materials_10", _timed(partial(reference.materials, 10))[0])
+                    seconds, listed = _timed(lambda: lyra_materials(services, task_id, 10))
+                    add("lyra_materials_10", seconds)
+                    claims_listed = [c.model_dump(include=CHECKED_FIELDS) for c in listed.claims]
+                    worst_lyra = max(worst_lyra, check_lyra(claims_listed, data, claim_ids, "get_materials"))
+                    del listed, claims_listed
+                for _ in range(READS_PER_ROUND):
+                    add("sqlite_materials_all", _timed(partial(reference.materials, 1000))[0])
+                    add("lyra_materials_all", _timed(lambda: lyra_materials(services, task_id, 1000))[0])
             finally:
                 reference.close()
-            print(f"round {round_ + 1}/{rounds}: Lyra ingest ...", file=sys.stderr)
-            if round_:
-                clean_lyra(services, data, task_id)
-            lyra_seconds, claim_ids = load_into_lyra(services, data, task_id)
-            for name, value in lyra_seconds.items():
-                steps[name].append(value)
-            add("lyra_ingest", sum(lyra_seconds.values()))
-            print(f"round {round_ + 1}/{rounds}: Lyra reads ...", file=sys.stderr)
-            lyra_materials(services, task_id, 0)  # warm
-            seconds, scored = _timed(lambda: lyra_materials(services, task_id, 0))
-            add("lyra_score_all", seconds)
-            worst_lyra = max(worst_lyra, check_lyra(scored, data, claim_ids))
-            del scored
-            lyra_materials(services, task_id, 10)
-            add("lyra_materials_10", _timed(lambda: lyra_materials(services, task_id, 10))[0])
-            add("lyra_materials_all", _timed(lambda: lyra_materials(services, task_id, 1000))[0])
         print("lyra materials --json (whole process) ...", file=sys.stderr)
         cli_seconds, cli_rss, cli_bytes = materials_cli(task_id)
         served = None
@@ -491,7 +514,7 @@ def run_scale_bench(
 
     measures = [
         measure("ingest (all steps)", "lyra_ingest", "sqlite_ingest", "ingest"),
-        measure("score every claim (alpha, beta, confidence)", "lyra_score_all", "sqlite_score_all", "score_all"),
+        measure("score every claim (alpha, beta, confidence, ...)", "lyra_score_all", "sqlite_score_all", "score_all"),
         measure("materials, 10 evidence items per claim", "lyra_materials_10", "sqlite_materials_10", "materials"),
         measure("materials, every evidence item", "lyra_materials_all", "sqlite_materials_all", None),
     ]

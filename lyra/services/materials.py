@@ -141,12 +141,14 @@ class MaterialsService:
 
     # ------------------------------------------------------------------ scores
     def scores(self, task_id: str, include_not_adopted: bool = True) -> list[dict[str, Any]]:
-        """Every claim's alpha, beta, confidence, uncertainty, controversy and counts, oldest claim first: one pass
-        over the stance edges, nothing else read (the cheap call for scoring a whole task). Unknown task:
-        NotFoundError."""
+        """Every claim's alpha, beta, confidence, uncertainty, controversy and counts, in no particular order: one
+        statement, one pass over the stance edges, nothing else read (the cheap call for scoring a whole task).
+        Unknown task: NotFoundError."""
         self.tasks.get(task_id)
-        ids = [r["claim_id"] for r in self._claim_page(task_id, include_not_adopted, None, None)]
-        rows = self._per_claim("materials/claim_scores", ids, {})
+        rows = self.store.run(
+            "materials/claim_scores",
+            {"task_id": task_id, "claim_ids": None, "include_not_adopted": include_not_adopted},
+        )
         alphas = [r["alpha"] for r in rows]
         betas = [r["beta"] for r in rows]
         confidence, uncertainty, controversy = beta_columns(alphas, betas)
@@ -181,7 +183,9 @@ class MaterialsService:
         more = len(page) > request.limit
         page = page[: request.limit]
         ids = [r["claim_id"] for r in page]
-        scores = self._per_claim("materials/claim_scores", ids, {})
+        scores = self._per_claim(
+            "materials/claim_scores", ids, {"task_id": request.task_id, "include_not_adopted": True}
+        )
         evidence = self._per_claim(
             "materials/claim_evidence",
             ids,
@@ -197,7 +201,7 @@ class MaterialsService:
             claims.append(
                 {
                     "claim_id": row["claim_id"],
-                    "text": row["text"],
+                    "text": extra["text"],
                     "confidence": confidence[i],
                     "uncertainty": uncertainty[i],
                     "controversy": controversy[i],
@@ -207,8 +211,8 @@ class MaterialsService:
                     "supports_count": row["supports_count"],
                     "refutes_count": row["refutes_count"],
                     "neutral_count": row["neutral_count"],
-                    "claim_adoption_status": row["claim_adoption_status"],
-                    "claim_rejection_reason": row["claim_rejection_reason"],
+                    "claim_adoption_status": extra["claim_adoption_status"],
+                    "claim_rejection_reason": extra["claim_rejection_reason"],
                     "credible_interval_95": intervals[i],
                     **verification(extra["supporting_pages"], row["refutes_count"], extra["security_rejections"]),
                     "evidence": items,
