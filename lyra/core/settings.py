@@ -47,7 +47,7 @@ class Settings(BaseSettings):
     config_dir: Path = PROJECT_ROOT / "config"
 
     # --- the managed local Neo4j (used when NEO4J_URI is not set)
-    neo4j_instance: Literal["default", "test", "test2", "test3", "test4", "test5", "test6"] = "default"
+    neo4j_instance: Literal["default", "test", "test2", "test3", "test4", "test5", "test6", "scratch"] = "default"
     neo4j_heap: str = "1g"
     neo4j_pagecache: str = "512m"
     neo4j_tx_memory_max: str = "1g"

@@ -31,7 +31,8 @@ from lyra.graph.query_guard import server_procedure_allowlist
 
 log = logging.getLogger(__name__)
 
-# test2..test6 let several checkouts (or parallel test runs) each use a throw-away instance of their own.
+# test2..test6 let several checkouts (or parallel test runs) each use a throw-away instance of their own; scratch is
+# the one the offline-import tests stop, replace and start without touching the instance the rest of a run uses.
 INSTANCE_PORTS: dict[str, tuple[int, int]] = {
     "default": (7687, 7474),
     "test": (7688, 7475),
@@ -40,6 +41,7 @@ INSTANCE_PORTS: dict[str, tuple[int, int]] = {
     "test4": (7691, 7478),
     "test5": (7692, 7479),
     "test6": (7693, 7480),
+    "scratch": (7694, 7481),
 }
 NEO4J_USERNAME = "neo4j"
 _SERVERS: list[subprocess.Popen[bytes]] = []  # servers this process started (see LocalNeo4j.start)

@@ -210,7 +210,7 @@ def bulk_load_graph(data: dict[str, Any], settings: Settings) -> tuple[BulkImpor
             (f"Claim:{task_label(task.id)}", files["claims"]),
             ("Page", files["pages"]),
             ("Domain", files["domains"]),
-            ("Fragment", files["fragments"]),
+            ("Fragment:Unsequenced", files["fragments"]),  # numbered for the FAISS caches like any new fragment
         ]
         if summary["test_markers"]:
             marker = folder / "marker.csv"

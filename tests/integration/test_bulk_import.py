@@ -1,6 +1,10 @@
 """`lyra graph load --bulk` (neo4j-admin offline import into the empty managed instance) gives the same graph as the
 transactional load: same materials, ADR-0005 re-discovery and one edge per pair inside the document; it refuses a
-non-empty database and bad input before stopping anything."""
+non-empty database and bad input before stopping anything.
+
+The import stops its instance, replaces the database and starts it again, so these tests run on a managed instance
+of their own (``scratch``, started here and stopped at the end of the module), never on the one the rest of the
+run shares."""
 
 from __future__ import annotations
 
@@ -10,10 +14,13 @@ from typing import Any
 
 import pytest
 
-from lyra.bootstrap import Services
+from collections.abc import Iterator
+
+from lyra.bootstrap import Services, build_services
 from lyra.core.errors import ConflictError, InvalidInputError
-from lyra.core.settings import Settings
-from lyra.graph.server import instance_for_uri
+from lyra.core.settings import Settings, load_settings
+from lyra.graph.server import LocalNeo4j, instance_for_uri
+from lyra.graph.connection import bind_neomodel
 from lyra.models.api import MATERIALS_PAGE_MAX, GetMaterialsRequest, MaterialsOptions
 from lyra.services.bulk_import import bulk_load_graph
 from lyra.services.graph_import import load_graph
@@ -49,17 +56,48 @@ def materials_by_text(services: Services, task_id: str) -> dict[str, dict[str, A
     return out
 
 
+SCRATCH = "scratch"
+
+
+@pytest.fixture(scope="module")
+def scratch(settings: Settings) -> Iterator[Settings]:
+    """Settings for the ``scratch`` managed instance (installed with the run's own instance), stopped afterwards."""
+    if instance_for_uri(settings.neo4j_uri) is None:
+        pytest.skip("the offline importer needs the managed instances (NEO4J_URI is not one of them)")
+    server = LocalNeo4j(settings, SCRATCH)
+    status = server.start()
+    try:
+        yield load_settings(
+            neo4j_uri=status.bolt_uri,
+            neo4j_username="neo4j",
+            neo4j_password=server.password(),
+            neo4j_instance=SCRATCH,
+            write_batch_size=500,
+            cleanup_batch_size=200,
+        )
+    finally:
+        server.stop()
+
+
 @pytest.fixture
-def managed(settings: Settings) -> str:
-    instance = instance_for_uri(settings.neo4j_uri)
-    if instance is None:
-        pytest.skip("the offline importer needs a managed instance (NEO4J_URI is not one)")
-    return instance
+def graph_s(scratch: Settings, services: Services) -> Iterator[Services]:
+    """Services over the scratch instance, emptied and test-marked; a fresh driver per test, because an import
+    replaces the database under it. neomodel is handed back to the run's own instance afterwards."""
+    own = build_services(scratch, apply_schema=True)
+    try:
+        own.store.run("admin/wipe_all_data", {"batch_size": 10_000})
+        own.store.run("admin/mark_test_database")
+        yield own
+    finally:
+        own.close()
+        bind_neomodel(services.store.driver, services.settings)
 
 
 def test_bulk_import_gives_the_same_graph_as_the_transactional_load(
-    graph: Services, settings: Settings, managed: str
+    graph_s: Services, request: pytest.FixtureRequest
 ) -> None:
+    graph = graph_s
+    settings = graph.settings
     data = document()
     load_graph(copy.deepcopy(data), graph.tasks, graph.evidence)
     expected = materials_by_text(graph, "example_vitamin_d")
@@ -68,14 +106,21 @@ def test_bulk_import_gives_the_same_graph_as_the_transactional_load(
     graph.store.run("admin/mark_test_database")
 
     report, claim_ids = bulk_load_graph(data, settings)
+    # the database was replaced: a driver that wrote to the old one holds bookmarks the new one never reaches, so a
+    # client reconnects after an import (as `lyra serve` is restarted after one)
+    graph = build_services(settings, apply_schema=False)
+    request.addfinalizer(graph.close)
 
-    assert report.instance == managed
+    assert report.instance == SCRATCH
     assert (report.pages, report.fragments, report.edges) == (7, 8, 12)  # the duplicates folded in
     assert set(claim_ids) == {"hypothesis", "calcium_combo", "high_dose"}
     assert graph.cleanup.counts() == expected_counts
     assert materials_by_text(graph, "example_vitamin_d") == expected
     summary = graph.store.run("admin/database_summary")[0]
     assert summary["test_markers"] == 1  # the test marker is carried over
+    # every imported fragment waits for its sequence number, so each process's FAISS cache catches up with it
+    numbered = graph.store.run("fragment_index/sequence_fragments", {"limit": 1000})
+    assert numbered[0]["sequenced"] == report.fragments
     # the imported graph takes transactional writes like any other: re-discovery by DOI keeps the page's id
     page = graph.evidence.upsert_pages([{"url": "https://elsewhere.example/x", "doi": "10.5555/lyra.example.001"}])
     assert page.created == 0
@@ -84,7 +129,8 @@ def test_bulk_import_gives_the_same_graph_as_the_transactional_load(
         bulk_load_graph(document(), settings)
 
 
-def test_bad_documents_are_refused_before_the_server_is_touched(graph: Services, settings: Settings) -> None:
+def test_bad_documents_are_refused_before_the_server_is_touched(graph_s: Services) -> None:
+    graph, settings = graph_s, graph_s.settings
     data = document()
     data["edges"].append({"fragment": "f_a1", "claim": "hypothesis", "relation": "SUPPORTS", "nli_confidence": 0.5})
     with pytest.raises(InvalidInputError) as info:
