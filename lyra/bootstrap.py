@@ -25,6 +25,7 @@ from lyra.services.domains import DomainGate
 from lyra.services.explore import ExploreService
 from lyra.services.feedback import FeedbackService
 from lyra.services.jobs import JobService, WorkerPool
+from lyra.services.learning import LearningService
 from lyra.services.materials import MaterialsService
 from lyra.services.operations import Operations
 from lyra.services.research import ResearchExecutor
@@ -78,6 +79,18 @@ class Services:
             feedback=self.feedback,
             calibration=self.calibration,
             ingest=lambda: self.ingest,
+            learning=lambda: self.learning,
+        )
+
+    @cached_property
+    def learning(self) -> LearningService:
+        """The learning loop: feedback records, proposals, their review, the learned rules in force."""
+        return LearningService(
+            self.store,
+            self.settings,
+            self.calibration,
+            embedder=lambda: self.models.embedder,
+            judge_factory=lambda rules: self.models.stance_judge(rules),
         )
 
     def worker_pool(self) -> WorkerPool:
@@ -119,8 +132,9 @@ class Services:
     def models(self) -> Models:
         """The embedder, LLM and NLI judge; nothing heavy loads until first used."""
         from lyra.ml.factory import Models
+        from lyra.ml.learned_rules import STANCE_LLM
 
-        return Models(self.settings)
+        return Models(self.settings, stance_rules=self.learning.rulebook.source(STANCE_LLM))
 
     @cached_property
     def fragment_index(self) -> FragmentIndex:

@@ -462,6 +462,7 @@ class IngestService:
         cache = self.judge.cache if isinstance(self.judge, CachedJudge) else None
         hits_before = cache.hits if cache else 0
         calibrator, calibrator_version = self.calibrator() if self.calibrator else (None, None)
+        judge_id, rules_version = self.judge.model_id, int(getattr(self.judge, "rules_version", 0))
         edges: list[dict[str, Any]] = []
         for (claim, fragment), result in self._judged(pairs, report, timer):
             report.pairs_judged += 1
@@ -489,6 +490,11 @@ class IngestService:
         report.pairs_from_cache = (cache.hits - hits_before) if cache else 0
         if edges:
             written = self.evidence.create_stance_edges(edges)
+            # which judge and learned rule set made the verdicts (issue 15): any edge traces to the rules in force
+            stamped = [{"fragment_id": e["fragment_id"], "claim_id": e["claim_id"]} for e in edges]
+            self.store.run(
+                "learning/stamp_edges", {"pairs": stamped, "judge_id": judge_id, "rules_version": rules_version}
+            )
             report.edges_existing = len(edges) - written.created
             counts = Counter(e["relation"] for e in edges)
             report.edges = dict(counts)
