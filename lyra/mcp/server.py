@@ -25,7 +25,7 @@ from mcp_types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, create_model
 
 from lyra.core.errors import LyraError
-from lyra.models import api, trust
+from lyra.models import api, learning, trust
 from lyra.models.validation import parse_one
 from lyra.services.operations import Operations
 
@@ -46,6 +46,9 @@ Workflow:
 5. stop_task(task_id) when done; the task stays resumable unless you ask for cleanup.
 Corrections: feedback(task_id, action, args) blocks or unblocks domains, rejects or restores claims, and corrects
 edges; check_domain explains whether a domain may be used; calibration_metrics measures the judge against reviews.
+Learning from reviewers: repeated corrections become proposals (list_proposals / get_proposal, with their measured
+predicted effect); approve_proposal needs two distinct reviewers (reviewer_id), reject_proposal a reason; list_rules
+shows the learned rules in force, retire_rule takes one out.
 Lyra reports facts (relations, years, domain categories); interpreting them is your job.
 """
 
@@ -371,6 +374,74 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
             read_only=False,
             destructive=False,
             idempotent=True,
+        ),
+        ToolSpec(
+            "list_proposals",
+            "Learned-rule proposals",
+            "Proposals the learning loop made from repeated reviewer corrections, newest first (status: pending | "
+            "approved | rejected; component). Each names its evidence (feedback record ids), the component it "
+            "changes, the exact change, where it goes, the predicted effect measured offline before any approval "
+            "(accuracy / macro-F1 / ECE on the corrected pairs and a regression set, with and without it), conflicts "
+            "with active rules, and its reviews.",
+            learning.ListProposalsRequest,
+            learning.ProposalList,
+            ops.list_proposals,
+            read_only=True,
+        ),
+        ToolSpec(
+            "get_proposal",
+            "One proposal",
+            "A proposal by id (prp_...) with its evidence, predicted effect, conflicts and reviews.",
+            learning.GetProposalRequest,
+            learning.Proposal,
+            ops.get_proposal,
+            read_only=True,
+        ),
+        ToolSpec(
+            "approve_proposal",
+            "Approve a proposal",
+            "One reviewer's approval (reviewer_id; default anonymous). The rule takes effect when two distinct "
+            "reviewers approved it (LYRA_LEARNING_APPROVALS_REQUIRED), or at once with override_reason, which is "
+            "logged; a proposal that contradicts an active rule also needs override_reason. Approved rules join a new "
+            "rule-set version of their component: the stance judge's prompts read them at the next judgement.",
+            learning.ApproveProposalRequest,
+            learning.Proposal,
+            ops.approve_proposal,
+            read_only=False,
+            idempotent=False,
+        ),
+        ToolSpec(
+            "reject_proposal",
+            "Reject a proposal",
+            "Reject a pending proposal; reason is required and kept with the review (append-only).",
+            learning.RejectProposalRequest,
+            learning.Proposal,
+            ops.reject_proposal,
+            read_only=False,
+            idempotent=False,
+        ),
+        ToolSpec(
+            "list_rules",
+            "Learned rules in force",
+            "The learned rules (active; include_retired for all) with their predicted effect and what reviews of "
+            "verdicts made under them show (kept / corrected; a rule corrected more than kept is flagged for "
+            "sunset), and the current rule-set version of each component.",
+            learning.ListRulesRequest,
+            learning.RuleList,
+            ops.list_rules,
+            read_only=True,
+        ),
+        ToolSpec(
+            "retire_rule",
+            "Retire a learned rule",
+            "Take an active rule (lrl_...) out of its component's rules: a new rule-set version without it; reason "
+            "is required and logged. Verdicts cached under the old rule set are not reused.",
+            learning.RetireRuleRequest,
+            learning.RuleList,
+            ops.retire_rule,
+            read_only=False,
+            destructive=True,
+            idempotent=False,
         ),
     ]
 

@@ -84,10 +84,13 @@ from lyra.services.calibration import CalibrationService
 from lyra.services.learning_rules import (
     STANCE_GUIDELINES,
     ActiveRuleFacts,
+    ApprovalFacts,
     Evaluation,
     RecordFacts,
+    check_approval,
     classify,
     conflicts,
+    takes_effect,
 )
 
 log = logging.getLogger(__name__)
@@ -429,31 +432,29 @@ class LearningService:
         active = self._active_rule_facts()
         for pattern, group in sorted(groups.items()):
             group.sort(key=lambda r: r["created_at"])
-            if len(group) < self.settings.learning_min_evidence:
-                out.skipped.append(
-                    f"{pattern}: {len(group)} new correction(s), {self.settings.learning_min_evidence} needed"
-                )
-                continue
             if pattern not in STANCE_GUIDELINES:
                 out.skipped.append(f"{pattern}: no rule template for this pattern")
                 continue
             ids = [r["id"] for r in group]
+            key = f"stance:{pattern}"
             for component, rule_type in ((STANCE_LLM, "GUIDELINE"), (STANCE_TRAINED, "NEGATIVE_EXAMPLE")):
-                key = f"stance:{pattern}"
                 pending = self.store.run(
                     "learning/pending_proposal_by_key", {"component": component, "rule_type": rule_type, "key": key}
                 )
-                if pending:
+                if pending:  # consolidated: the records join the pending proposal as more evidence
                     self.store.run("learning/add_proposal_evidence", {"id": pending[0]["id"], "evidence_ids": ids})
                     out.consolidated.setdefault(pending[0]["id"], []).extend(ids)
-                    continue
-                if any(r.component == component and r.key == key for r in active):
+                elif any(r.component == component and r.key == key for r in active):
+                    out.skipped.append(f"{component} {pattern}: an active rule covers it (its effect is tracked)")
+                elif len(group) < self.settings.learning_min_evidence:
                     out.skipped.append(
-                        f"{component} {pattern}: an active rule already covers it (its effect is tracked)"
+                        f"{component} {pattern}: {len(group)} new correction(s), "
+                        f"{self.settings.learning_min_evidence} needed"
                     )
-                    continue
-                proposal = self._propose(component, rule_type, key, pattern, group, active, request.measure)
-                out.created.append(proposal)
+                else:
+                    out.created.append(
+                        self._propose(component, rule_type, key, pattern, group, active, request.measure)
+                    )
         refit = self._propose_refit()
         if isinstance(refit, Proposal):
             out.created.append(refit)
@@ -679,39 +680,23 @@ class LearningService:
         approved it, or at once with an ``override_reason`` (logged)."""
         reviewer = request.reviewer_id or ANONYMOUS
         proposal = self.get_proposal(GetProposalRequest(id=request.id))
-        if proposal.status != "pending":
-            raise ConflictError(f"proposal {proposal.id} is {proposal.status}, not pending")
-        approvers = {r.reviewer_id for r in proposal.reviews if r.decision == "approve"}
-        if reviewer in approvers:
-            raise ConflictError(
-                f"{reviewer} already approved proposal {proposal.id}; it needs a different reviewer",
-                hint="another reviewer approves it, or one approves with override_reason",
-            )
-        if proposal.conflicts and not request.override_reason:
-            pairs = "; ".join(f"{c.rule_id}: {c.reason}" for c in proposal.conflicts)
-            raise InvalidInputError(
-                "override_reason",
-                f"proposal {proposal.id} contradicts active rule(s) ({pairs}); retire them first or approve with "
-                "an override_reason",
-            )
-        if (
-            proposal.rule_type == "GUIDELINE"
-            and not proposal.predicted_effect.get("measured")
-            and not request.override_reason
-        ):
-            raise InvalidInputError(
-                "override_reason",
-                f"proposal {proposal.id} has no measured predicted effect; measure it (generate_proposals with "
-                "measure=true) or approve with an override_reason",
-            )
+        active = 0
         if proposal.component in RULE_COMPONENTS:
-            active = [r for r in self._rules(proposal.component) if r["status"] == "active"]
-            if len(active) >= self.settings.learning_max_rules_per_component:
-                raise ConflictError(
-                    f"{proposal.component} already has {len(active)} active rules (at most "
-                    f"{self.settings.learning_max_rules_per_component})",
-                    hint="retire_rule one first",
-                )
+            active = len([r for r in self._rules(proposal.component) if r["status"] == "active"])
+        check_approval(
+            ApprovalFacts(
+                id=proposal.id,
+                status=proposal.status,
+                rule_type=proposal.rule_type,
+                approvers=frozenset(r.reviewer_id for r in proposal.reviews if r.decision == "approve"),
+                conflicts=tuple(f"{c.rule_id}: {c.reason}" for c in proposal.conflicts),
+                measured=bool(proposal.predicted_effect.get("measured")),
+                active_rules=active,
+                max_rules=self.settings.learning_max_rules_per_component,
+            ),
+            reviewer,
+            request.override_reason,
+        )
         required = self.settings.learning_approvals_required
 
         def write(tx: Transaction) -> bool:
@@ -728,7 +713,7 @@ class LearningService:
             )
             if not rows:
                 raise ConflictError(f"proposal {proposal.id} was decided meanwhile")
-            if len(rows[0]["approvers"]) < required and request.override_reason is None:
+            if not takes_effect(len(rows[0]["approvers"]), required, request.override_reason):
                 return False
             self._activate(tx, proposal, reviewer)
             return True

@@ -12,7 +12,8 @@ Classification rules, first match wins (:func:`classify`):
    + 0.1 with two or more reviewers, + 0.1 across two or more tasks (max 0.95).
 5. ``generalizable_low`` — the pattern recurs (two or more records) but not that widely. Confidence 0.4 + 0.05 per
    record (max 0.7).
-6. ``edge_case`` — the first correction of its kind. Confidence 0.6.
+6. ``edge_case`` — the first correction of its kind (0.6), or a relabel of an earlier human label that no other
+   record contradicts (0.5; not a judge error, so never part of a pattern).
 
 The local LLM is not consulted: every case above is decided by these counts (a later slice may ask it to word the
 rationale or to split an ambiguous cluster).
@@ -23,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from lyra.core.errors import ConflictError, InvalidInputError
 from lyra.models.learning import Classification
 
 DUPLICATE_SIMILARITY = 0.95  # contexts at least this similar are treated as the same case (rule 3)
@@ -82,7 +84,7 @@ class RecordFacts:
     @property
     def judged_label(self) -> str | None:
         """The label the reviewer says is right (kept for a confirmation, the correction's otherwise)."""
-        return self.correct_label if self.kind in ("correction", "confirmation") else None
+        return self.correct_label if self.kind in ("correction", "confirmation", "relabel") else None
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,7 @@ def classify(
     similar_ids = tuple(r.id for r, _ in similar)
     if record.kind == "confirmation":
         return Evaluation("positive", 0.9, f"the reviewer kept the judge's label {record.correct_label}", similar_ids)
-    if record.kind != "correction" or record.pattern is None:
+    if record.kind not in ("correction", "relabel") or not record.correct_label:
         return Evaluation(
             "edge_case", 0.5, f"{record.kind} feedback is not a judge verdict: kept for the audit", similar_ids
         )
@@ -119,6 +121,8 @@ def classify(
             f"reviewers disagree on this case ({record.reviewer_id}: {record.correct_label}; {others})",
             similar_ids,
         )
+    if record.pattern is None:  # a relabel of an earlier human label that nobody contradicts
+        return Evaluation("edge_case", 0.5, "relabels an earlier human label; not a judge error", similar_ids)
     pattern = [r for r in history if r.component == record.component and r.pattern == record.pattern]
     group = [*pattern, record]
     n = len(group)
@@ -159,3 +163,54 @@ def conflicts(component: str, key: str, active: Sequence[ActiveRuleFacts]) -> li
         if rule.component == component and rule.key == reverse:
             found.append((rule, f"the active rule corrects {reverse_pattern(pattern)}, this one {pattern}"))
     return found
+
+
+@dataclass(frozen=True)
+class ApprovalFacts:
+    """What the approval rules read of a proposal and the component it changes."""
+
+    id: str
+    status: str
+    rule_type: str
+    approvers: frozenset[str]  # reviewers who approved it so far
+    conflicts: tuple[str, ...] = ()  # "rule_id: reason" of the active rules it contradicts
+    measured: bool = True  # its predicted effect was measured
+    active_rules: int = 0  # active rules of its component now
+    max_rules: int = 20
+
+
+def check_approval(proposal: ApprovalFacts, reviewer: str, override_reason: str | None) -> None:
+    """Refuse an approval that the meta-review rules do not allow (raises; returns when it may be recorded):
+    the proposal must be pending; a reviewer approves once; a proposal that contradicts an active rule, or a
+    guideline whose effect was not measured, needs an ``override_reason``; a component holds at most
+    ``max_rules`` active rules."""
+    if proposal.status != "pending":
+        raise ConflictError(f"proposal {proposal.id} is {proposal.status}, not pending")
+    if reviewer in proposal.approvers:
+        raise ConflictError(
+            f"{reviewer} already approved proposal {proposal.id}; it needs a different reviewer",
+            hint="another reviewer approves it, or one approves with override_reason",
+        )
+    if proposal.conflicts and not override_reason:
+        raise InvalidInputError(
+            "override_reason",
+            f"proposal {proposal.id} contradicts active rule(s) ({'; '.join(proposal.conflicts)}); retire them "
+            "first or approve with an override_reason",
+        )
+    if proposal.rule_type == "GUIDELINE" and not proposal.measured and not override_reason:
+        raise InvalidInputError(
+            "override_reason",
+            f"proposal {proposal.id} has no measured predicted effect; measure it (generate_proposals with "
+            "measure=true) or approve with an override_reason",
+        )
+    if proposal.active_rules >= proposal.max_rules:
+        raise ConflictError(
+            f"the component already has {proposal.active_rules} active rules (at most {proposal.max_rules})",
+            hint="retire_rule one first",
+        )
+
+
+def takes_effect(approvers: int, required: int, override_reason: str | None) -> bool:
+    """After an approval: the proposal takes effect with ``required`` distinct approvers, or at once with an
+    override reason (logged with the review)."""
+    return approvers >= required or override_reason is not None

@@ -1,0 +1,230 @@
+"""The learning loop on the real Neo4j with the real embedder (no LLM here: proposals are made without measuring;
+tests/integration/test_learning_loop.py runs the loop end to end with the judge and the local LLM)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from lyra.bootstrap import Services, build_services
+from lyra.core.errors import ConflictError, InvalidInputError, NotFoundError
+from lyra.core.settings import Settings
+from lyra.ml.learned_rules import STANCE_LLM, STANCE_TRAINED
+from lyra.ml.nli import LLMStanceJudge
+from lyra.models.learning import (
+    ApproveProposalRequest,
+    FeedbackForComponentRequest,
+    FindSimilarRequest,
+    GenerateProposalsRequest,
+    GetFeedbackRequest,
+    ListProposalsRequest,
+    ListRulesRequest,
+    RejectProposalRequest,
+    RetireRuleRequest,
+    RollbackRulesRequest,
+)
+from lyra.models.trust import FeedbackRequest
+from lyra.services.graph_import import load_graph_file
+from lyra.services.learning_rules import STANCE_GUIDELINES
+from lyra.sources.injection import Fence
+
+pytestmark = [pytest.mark.neo4j, pytest.mark.models]
+
+# Invented pairs on which a judge said SUPPORTS and a reviewer says NEUTRAL (on topic, but not measuring the claim).
+OVERCALLED = [
+    (
+        "Coffee drinkers in the cohort reported their sleep hours; caffeine intake was recorded.",
+        "Coffee shortens sleep.",
+    ),
+    ("The trial enrolled runners and measured their shoe wear over a season.", "Cushioned shoes prevent knee injury."),
+    ("Teachers logged the minutes of homework assigned each week.", "Homework improves exam results."),
+    ("Farmers described the irrigation schedules of 40 vineyards.", "Drip irrigation raises grape yield."),
+]
+# ... and pairs a judge called NEUTRAL that a reviewer says SUPPORT (the reverse pattern).
+UNDERCALLED = [
+    ("Drip irrigation raised grape yield by 18% (p<0.01) in 40 vineyards.", "Drip irrigation raises grape yield."),
+    ("Homework of 30 minutes a day raised exam scores by 6 points.", "Homework improves exam results."),
+    ("Cushioned shoes halved knee injuries among 800 runners.", "Cushioned shoes prevent knee injury."),
+]
+
+
+@pytest.fixture
+def learning(graph: Services, settings: Settings, tmp_path: Path) -> Iterator[Services]:
+    svc = build_services(
+        settings.model_copy(update={"state_dir": tmp_path / "state", "learning_min_evidence": 3}), apply_schema=False
+    )
+    yield svc
+    svc.close()
+
+
+def seed(services: Services, tmp_path: Path, task_id: str, pairs: list[tuple[str, str]], relation: str) -> list[str]:
+    """A task whose claims each get one edge of ``relation`` from one fragment; the edge ids, in pair order."""
+    graph: dict[str, Any] = {
+        "task": {"id": task_id, "hypothesis": f"hypothesis of {task_id}"},
+        "claims": [{"key": f"c{i}", "text": claim} for i, (_, claim) in enumerate(pairs)],
+        "pages": [{"key": f"p{i}", "url": f"https://journals.example.org/{task_id}/{i}"} for i in range(len(pairs))],
+        "fragments": [{"key": f"f{i}", "page": f"p{i}", "text": text} for i, (text, _) in enumerate(pairs)],
+        "edges": [
+            {"fragment": f"f{i}", "claim": f"c{i}", "relation": relation, "nli_confidence": 0.8}
+            for i in range(len(pairs))
+        ],
+        "citations": [],
+    }
+    path = tmp_path / f"{task_id}.json"
+    path.write_text(json.dumps(graph), encoding="utf-8")
+    load_graph_file(path, services.tasks, services.evidence)
+    rows = services.store.run("graph/task_subgraph", {"task_id": task_id, "limit": 1000})[0]["edges"]
+    by_claim = {e["target"]: e["id"] for e in rows if e["type"] == relation}
+    claims = {c["text"]: c["claim_id"] for c in services.store.run("tasks/task_claims", {"task_id": task_id})}
+    return [by_claim[claims[claim]] for _, claim in pairs]
+
+
+def correct(services: Services, task_id: str, edge_id: str, relation: str, reviewer: str, reason: str = "") -> Any:
+    args = {"edge_id": edge_id, "correct_relation": relation, **({"reason": reason} if reason else {})}
+    return services.operations.feedback(
+        FeedbackRequest(task_id=task_id, action="edge_correct", args=args, reviewer_id=reviewer, tags=["t"])
+    )
+
+
+FENCE = Fence.new()
+
+
+def stance_prompt(judge: LLMStanceJudge) -> str:
+    """The stance LLM's prompt as the judge renders it now, with the rules in force (no LLM call)."""
+    return judge._messages("question", "A passage.", "A claim.", FENCE, "support")[0]["content"]
+
+
+def test_feedback_becomes_classified_records_with_their_reviewer_and_similar_contexts(
+    learning: Services, tmp_path: Path
+) -> None:
+    edges = seed(learning, tmp_path, "learn_records", OVERCALLED[:3], "SUPPORTS")
+    first = correct(learning, "learn_records", edges[0], "neutral", "ana", "reports intake, not its effect on sleep")
+    assert first.record_id and first.classification == "edge_case"
+    record = learning.operations.get_feedback(GetFeedbackRequest(id=first.record_id))
+    assert (record.kind, record.component, record.reviewer_id, record.tags) == ("correction", "stance", "ana", ["t"])
+    assert (record.predicted_label, record.correct_label, record.edge_id) == ("entailment", "neutral", edges[0])
+    assert record.premise == OVERCALLED[0][0] and record.hypothesis == OVERCALLED[0][1]
+    assert record.comment == "reports intake, not its effect on sleep"
+    assert correct(learning, "learn_records", edges[1], "neutral", "bo").classification == "generalizable_low"
+    kept = correct(learning, "learn_records", edges[2], "supports", "bo")  # the label was right
+    assert kept.classification == "positive"
+    # the same edge judged otherwise by another reviewer: they disagree
+    assert correct(learning, "learn_records", edges[0], "refutes", "cy").classification == "ambiguous"
+    records = learning.operations.get_feedback_for_component(FeedbackForComponentRequest(component="stance")).records
+    assert [r.classification for r in records] == ["ambiguous", "positive", "generalizable_low", "edge_case"]
+    assert records[0].kind == "relabel" and records[0].predicted_label == "neutral"
+
+    similar = learning.operations.find_similar_feedback(FindSimilarRequest(id=first.record_id, threshold=0.5))
+    assert similar.similar and similar.similar[0].record.edge_id == edges[0]  # the relabel of the same edge
+    assert all(s.similarity >= 0.5 for s in similar.similar)
+    assert (
+        learning.operations.find_similar_feedback(FindSimilarRequest(id=first.record_id, threshold=0.99)).similar == []
+    )
+
+    # the index survives a restart and is rebuilt from Neo4j when its files are gone
+    path = learning.settings.state_dir / "faiss" / "feedback"
+    assert path.with_suffix(".faiss").exists()
+    for suffix in (".faiss", ".ids.json"):
+        path.with_suffix(suffix).unlink()
+    again = build_services(learning.settings, apply_schema=False)
+    try:
+        rebuilt = again.operations.find_similar_feedback(FindSimilarRequest(id=first.record_id, threshold=0.5))
+        assert [s.record.id for s in rebuilt.similar] == [s.record.id for s in similar.similar]
+    finally:
+        again.close()
+
+    domain = learning.operations.feedback(
+        FeedbackRequest(
+            task_id="learn_records", action="domain_block", args={"domain_pattern": "spam.example.info", "reason": "x"}
+        )
+    )
+    block = learning.operations.get_feedback(GetFeedbackRequest(id=str(domain.record_id)))
+    assert (block.component, block.domain, block.reviewer_id) == ("domain_policy", "spam.example.info", "anonymous")
+    with pytest.raises(NotFoundError):
+        learning.operations.get_feedback(GetFeedbackRequest(id="fbr_missing"))
+
+
+def test_proposals_need_two_reviewers_take_effect_in_the_prompt_and_can_be_retired_and_rolled_back(
+    learning: Services, tmp_path: Path
+) -> None:
+    ops = learning.operations
+    judge = learning.models.llm_questions()  # the LLM's questions of the default judge, reading the rules in force
+    base_prompt = stance_prompt(judge)
+    base_id = judge.model_id
+    edges = seed(learning, tmp_path, "learn_rules", OVERCALLED, "SUPPORTS")
+    for i, edge in enumerate(edges[:2]):
+        correct(learning, "learn_rules", edge, "neutral", ["ana", "bo"][i])
+    two = ops.generate_proposals(GenerateProposalsRequest(measure=False))
+    assert two.created == [] and any("2 new correction(s), 3 needed" in s for s in two.skipped)
+    correct(learning, "learn_rules", edges[2], "neutral", "cy")
+    batch = ops.generate_proposals(GenerateProposalsRequest(measure=False))
+    by_component = {p.component: p for p in batch.created}
+    guideline, example = by_component[STANCE_LLM], by_component[STANCE_TRAINED]
+    assert (guideline.rule_type, guideline.key) == ("GUIDELINE", "stance:entailment->neutral")
+    assert guideline.content == STANCE_GUIDELINES["entailment->neutral"]
+    assert len(guideline.evidence_ids) == 3 and guideline.status == "pending"
+    assert example.rule_type == "NEGATIVE_EXAMPLE" and len(json.loads(example.content)) == 3
+    # a later correction of the same pattern joins the pending proposals instead of making new ones
+    fourth = correct(learning, "learn_rules", edges[3], "neutral", "ana")
+    more = ops.generate_proposals(GenerateProposalsRequest(measure=False))
+    assert more.created == [] and more.consolidated[guideline.id] == [fourth.record_id]
+
+    # an unmeasured guideline needs an override reason; rejection needs a reason
+    with pytest.raises(InvalidInputError, match="no measured predicted effect"):
+        ops.approve_proposal(ApproveProposalRequest(id=guideline.id, reviewer_id="ana"))
+    with pytest.raises(ValidationError):
+        RejectProposalRequest(id=guideline.id, reason="  ")
+    # the example for the trained judge: one reviewer is not enough, a second distinct one activates it
+    half = ops.approve_proposal(ApproveProposalRequest(id=example.id, reviewer_id="ana"))
+    assert half.status == "pending" and [r.reviewer_id for r in half.reviews] == ["ana"]
+    with pytest.raises(ConflictError, match="ana already approved"):
+        ops.approve_proposal(ApproveProposalRequest(id=example.id, reviewer_id="ana"))
+    done = ops.approve_proposal(ApproveProposalRequest(id=example.id, reviewer_id="bo"))
+    assert done.status == "approved" and done.rule_id
+    data = learning.settings.state_dir / "learning" / STANCE_TRAINED / "data_v1.jsonl"
+    # the exact change reviewers approved: the three pairs it was made from (later evidence only supports it)
+    assert len(data.read_text(encoding="utf-8").splitlines()) == 3
+    # the guideline, approved by one reviewer with a logged override reason
+    reason = "measured by hand on the review queue"
+    approved = ops.approve_proposal(ApproveProposalRequest(id=guideline.id, reviewer_id="cy", override_reason=reason))
+    assert approved.status == "approved" and approved.reviews[-1].override and approved.reviews[-1].reason == reason
+    prompt = stance_prompt(judge)
+    assert "Learned rules (from reviewed corrections):" in prompt and guideline.content in prompt
+    assert base_prompt != prompt
+    assert judge.model_id.startswith(f"{base_id}+rules:stance_llm@v1:")
+
+    # a proposal pulling the other way is flagged with the rule it contradicts
+    reverse = seed(learning, tmp_path, "learn_reverse", UNDERCALLED, "NEUTRAL")
+    for edge, reviewer in zip(reverse, ["ana", "bo", "cy"], strict=True):
+        correct(learning, "learn_reverse", edge, "supports", reviewer)
+    flagged = next(
+        p for p in ops.generate_proposals(GenerateProposalsRequest(measure=False)).created if p.component == STANCE_LLM
+    )
+    assert flagged.key == "stance:neutral->entailment"
+    assert [c.rule_id for c in flagged.conflicts] == [approved.rule_id]
+    with pytest.raises(InvalidInputError, match="contradicts active rule"):
+        ops.approve_proposal(ApproveProposalRequest(id=flagged.id, reviewer_id="ana"))
+    rejected = ops.reject_proposal(RejectProposalRequest(id=flagged.id, reason="contradicts lrl", reviewer_id="bo"))
+    assert rejected.status == "rejected" and rejected.reviews[-1].reason == "contradicts lrl"
+    with pytest.raises(ConflictError):
+        ops.approve_proposal(ApproveProposalRequest(id=flagged.id, reviewer_id="cy", override_reason="x"))
+    assert [p.id for p in ops.list_proposals(ListProposalsRequest(status="rejected")).proposals] == [flagged.id]
+
+    # retire: the prompt is the base prompt again; rollback: the rule set of version 1 again
+    rules = ops.list_rules(ListRulesRequest(component=STANCE_LLM))
+    assert [r.id for r in rules.rules] == [approved.rule_id] and rules.rule_sets[0].version == 1
+    retired = ops.retire_rule(RetireRuleRequest(id=str(approved.rule_id), reason="too broad", reviewer_id="ana"))
+    assert [r.status for r in retired.rules] == ["retired"] and retired.rule_sets[0].version == 2
+    assert stance_prompt(judge) == base_prompt and judge.model_id == base_id
+    with pytest.raises(ConflictError):
+        ops.retire_rule(RetireRuleRequest(id=str(approved.rule_id), reason="again"))
+    restored = ops.rollback_rules(RollbackRulesRequest(component=STANCE_LLM, version=1, reason="retired by mistake"))
+    assert [r.status for r in restored.rules] == ["active"] and restored.rule_sets[0].version == 3
+    assert restored.rule_sets[0].cause == "rollback to v1"
+    assert stance_prompt(judge) == prompt
+    assert judge.model_id.startswith(f"{base_id}+rules:stance_llm@v3:")
