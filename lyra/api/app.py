@@ -406,7 +406,7 @@ def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> 
     def feedback(task_id: TaskIdPath, body: FeedbackBody) -> trust.FeedbackResponse:  # type: ignore[valid-type]
         """A human correction: domain_block | domain_unblock | domain_clear_override | claim_reject |
         claim_restore | edge_correct, with its args."""
-        return ops.feedback(trust.FeedbackRequest(task_id=task_id, **_fields(body)))
+        return ops.feedback(trust.FeedbackRequest(task_id=task_id, **_with_reviewer(_fields(body), token)))
 
     @app.get(f"{PREFIX}/domains/{{domain}}", tags=["trust"])
     def check_domain(domain: str, _query: Annotated[NoQuery, Query()]) -> trust.DomainDecision:  # type: ignore[valid-type]
@@ -459,17 +459,16 @@ def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> 
     @app.post(f"{PREFIX}/learning/proposals/{{proposal_id}}/approve", tags=["learning"])
     def approve_proposal(
         proposal_id: str,
-        http: Request,
         body: Annotated[ApproveBody | None, Body()] = None,  # type: ignore[valid-type]
     ) -> learning.Proposal:
         """One reviewer's approval (two distinct reviewers, or one with override_reason, activate it)."""
-        fields = _with_reviewer(_fields(body), http, token)
+        fields = _with_reviewer(_fields(body), token)
         return ops.approve_proposal(learning.ApproveProposalRequest(id=proposal_id, **fields))
 
     @app.post(f"{PREFIX}/learning/proposals/{{proposal_id}}/reject", tags=["learning"])
-    def reject_proposal(proposal_id: str, http: Request, body: RejectBody) -> learning.Proposal:  # type: ignore[valid-type]
+    def reject_proposal(proposal_id: str, body: RejectBody) -> learning.Proposal:  # type: ignore[valid-type]
         """Reject a pending proposal (reason required)."""
-        fields = _with_reviewer(_fields(body), http, token)
+        fields = _with_reviewer(_fields(body), token)
         return ops.reject_proposal(learning.RejectProposalRequest(id=proposal_id, **fields))
 
     @app.get(f"{PREFIX}/learning/rules", tags=["learning"])
@@ -478,15 +477,15 @@ def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> 
         return ops.list_rules(learning.ListRulesRequest(**_fields(query)))
 
     @app.post(f"{PREFIX}/learning/rules/rollback", tags=["learning"])
-    def rollback_rules(request: learning.RollbackRulesRequest, http: Request) -> learning.RuleList:
+    def rollback_rules(request: learning.RollbackRulesRequest) -> learning.RuleList:
         """Restore an earlier rule-set version of a component (0: no rules) as a new version."""
-        fields = _with_reviewer(dict(request), http, token)
+        fields = _with_reviewer(dict(request), token)
         return ops.rollback_rules(learning.RollbackRulesRequest(**fields))
 
     @app.post(f"{PREFIX}/learning/rules/{{rule_id}}/retire", tags=["learning"])
-    def retire_rule(rule_id: str, http: Request, body: RetireBody) -> learning.RuleList:  # type: ignore[valid-type]
+    def retire_rule(rule_id: str, body: RetireBody) -> learning.RuleList:  # type: ignore[valid-type]
         """Retire an active learned rule (reason required)."""
-        fields = _with_reviewer(_fields(body), http, token)
+        fields = _with_reviewer(_fields(body), token)
         return ops.retire_rule(learning.RetireRuleRequest(id=rule_id, **fields))
 
     @app.get("/tasks/{task_id}/report", response_class=HTMLResponse, tags=["report"])
@@ -495,7 +494,7 @@ def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> 
         return HTMLResponse(ops.report_html(task_id))
 
 
-def _with_reviewer(fields: dict[str, Any], request: Request, token: str | None) -> dict[str, Any]:
+def _with_reviewer(fields: dict[str, Any], token: str | None) -> dict[str, Any]:
     """The reviewer of a REST call: the body's reviewer_id, else one derived from the bearer token (a short hash,
     never the token), else anonymous."""
     if fields.get("reviewer_id") or not token:

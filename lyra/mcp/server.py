@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -92,6 +93,19 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     return inlined
 
 
+CONTEXT_KWARG = "lyra_request_context"  # the SDK passes the request's context here (never an argument)
+
+
+def _client_name(context: Any) -> str | None:
+    """The calling MCP client's declared name (``clientInfo.name``), reduced to a reviewer id's characters."""
+    try:
+        name = str(context.session.client_params.client_info.name)
+    except (AttributeError, ValueError, RuntimeError):  # no request context, no session or no client info
+        return None
+    cleaned = re.sub(r"[^A-Za-z0-9_.@:+-]+", "-", name).strip("-")[:100]
+    return cleaned or None
+
+
 def _error_text(exc: LyraError) -> str:
     return json.dumps(exc.to_dict(), ensure_ascii=False)
 
@@ -114,6 +128,11 @@ def _make_tool(spec: ToolSpec) -> Tool:
     fields = spec.request.model_fields
 
     def run(**arguments: Any) -> BaseModel:
+        context = arguments.pop(CONTEXT_KWARG, None)
+        if "reviewer_id" in fields and arguments.get("reviewer_id") is None:
+            client = _client_name(context)  # the reviewer defaults to the MCP client that calls
+            if client:
+                arguments["reviewer_id"] = f"mcp:{client}"
         try:
             return spec.call(parse_one(spec.request, arguments, strict=True))
         except LyraError as exc:
@@ -132,7 +151,10 @@ def _make_tool(spec: ToolSpec) -> Tool:
         )
         for name, field in fields.items()
     ]
-    run.__signature__ = inspect.Signature(parameters, return_annotation=spec.response)  # type: ignore[attr-defined]
+    context_parameter = inspect.Parameter(CONTEXT_KWARG, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Any)
+    run.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [*parameters, context_parameter], return_annotation=spec.response
+    )
     run.__annotations__ = {**{p.name: p.annotation for p in parameters}, "return": spec.response}
     run.__name__ = spec.name
     tool = Tool.from_function(
@@ -140,6 +162,7 @@ def _make_tool(spec: ToolSpec) -> Tool:
         name=spec.name,
         title=spec.title,
         description=spec.description,
+        context_kwarg=CONTEXT_KWARG,
         annotations=ToolAnnotations(
             title=spec.title,
             read_only_hint=spec.read_only,

@@ -101,6 +101,8 @@ PAGE = 2000
 INSERTION_POINTS = {
     STANCE_LLM: "config/prompts/stance_question.j2 and stance_three_way.j2: the 'Learned rules' section after the "
     "instructions, before the examples",
+    "stance_llm_example": "the few-shot examples of both stance prompts (config/prompts/stance_examples.yaml): after "
+    "the built-in ones",
     STANCE_TRAINED: "the trained judge's training data: <state_dir>/learning/stance_trained/data_v<N>.jsonl, "
     "read by `lyra train stance --calibration-extra`",
     "calibration": "the active NLI calibrator (calibration_rollback)",
@@ -215,6 +217,9 @@ class FeedbackIndex:
         self._embedder = embedder
         self._index: FragmentIndex | None = None
         self._lock = threading.Lock()
+
+    def embedder(self) -> Embedder:
+        return self._embedder()
 
     def embed(self, text: str) -> list[float]:
         return [float(x) for x in self._embedder().embed([text])[0]]
@@ -437,14 +442,17 @@ class LearningService:
                 continue
             ids = [r["id"] for r in group]
             key = f"stance:{pattern}"
-            for component, rule_type in ((STANCE_LLM, "GUIDELINE"), (STANCE_TRAINED, "NEGATIVE_EXAMPLE")):
+            kinds = [(STANCE_LLM, "GUIDELINE"), (STANCE_TRAINED, "NEGATIVE_EXAMPLE")]
+            if self.settings.learning_propose_examples:
+                kinds.insert(1, (STANCE_LLM, "NEGATIVE_EXAMPLE"))
+            for component, rule_type in kinds:
                 pending = self.store.run(
                     "learning/pending_proposal_by_key", {"component": component, "rule_type": rule_type, "key": key}
                 )
                 if pending:  # consolidated: the records join the pending proposal as more evidence
                     self.store.run("learning/add_proposal_evidence", {"id": pending[0]["id"], "evidence_ids": ids})
                     out.consolidated.setdefault(pending[0]["id"], []).extend(ids)
-                elif any(r.component == component and r.key == key for r in active):
+                elif any(r.component == component and r.rule_type == rule_type and r.key == key for r in active):
                     out.skipped.append(f"{component} {pattern}: an active rule covers it (its effect is tracked)")
                 elif len(group) < self.settings.learning_min_evidence:
                     out.skipped.append(
@@ -502,9 +510,16 @@ class LearningService:
             for r in group
             if r.get("premise") and r.get("hypothesis")
         ]
+        current = self.rulebook.rules(STANCE_LLM)
         if rule_type == "GUIDELINE":
             content = STANCE_GUIDELINES[pattern]
-            effect = self.measure_guideline(content, pairs) if measure else {"measured": False}
+            proposed = replace(current, guidelines=(*current.guidelines, content))
+            effect = self.measure_rules(proposed, pairs) if measure else {"measured": False}
+        elif component == STANCE_LLM:  # a few-shot example made from the group's most confident mistake
+            example = self.few_shot_example(max(group, key=lambda r: r.get("predicted_confidence") or 0.0))
+            content = json.dumps(example, ensure_ascii=False)
+            proposed = replace(current, examples=(*current.examples, example))
+            effect = self.measure_rules(proposed, pairs) if measure else {"measured": False}
         else:
             content = json.dumps(
                 [{"id": p.id, "premise": p.premise, "hypothesis": p.hypothesis, "label": p.label} for p in pairs],
@@ -523,7 +538,9 @@ class LearningService:
             "component": component,
             "key": key,
             "content": content,
-            "insertion_point": INSERTION_POINTS[component],
+            "insertion_point": INSERTION_POINTS[
+                "stance_llm_example" if component == STANCE_LLM and rule_type != "GUIDELINE" else component
+            ],
             "evidence_summary": summary,
             "classification": evaluation.classification,
             "classification_confidence": evaluation.confidence,
@@ -584,13 +601,34 @@ class LearningService:
         pairs = [p for p in load_pairs(path) if (p.premise, p.hypothesis) not in skip]
         return first_per_label(pairs, per_label)
 
-    def measure_guideline(self, guideline: str, corrected: Sequence[LabelledPair]) -> dict[str, Any]:
+    def few_shot_example(self, record: dict[str, Any], sentences: int = 3) -> dict[str, str]:
+        """A stance example from a corrected record: the premise's sentences most similar to the claim (in their
+        order, as the LLM judge shows a passage) with the reviewer's label as the two answers."""
+        from lyra.core.text import split_sentences
+
+        claim = str(record["hypothesis"])
+        parts = split_sentences(str(record["premise"])) or [str(record["premise"])]
+        if len(parts) > sentences:
+            vectors = self.index.embedder().embed([claim, *parts])
+            keep = sorted(np.argsort(-(vectors[1:] @ vectors[0]))[:sentences].tolist())
+            parts = [parts[i] for i in keep]
+        support, contradict = LABEL_ANSWERS[str(record["correct_label"])]
+        return {
+            "passage": " ".join(parts),
+            "claim": claim,
+            "support": support,
+            "contradict": contradict,
+            "three_way": str(record["correct_label"]),
+        }
+
+    def measure_rules(self, proposed: LearnedRules, corrected: Sequence[LabelledPair]) -> dict[str, Any]:
         """Judge the corrected pairs and the regression set with the active stance-LLM rules, then with the
-        guideline added; their metrics and deltas, and each pair's label before and after."""
+        ``proposed`` rule set (the active one plus the proposal); their metrics and deltas, and each pair's label
+        before and after."""
         if self._judge_factory is None:
             return {"measured": False, "why": "no judge to measure with"}
         current = self.rulebook.rules(STANCE_LLM)
-        proposed = replace(current, version=current.version + 1, guidelines=(*current.guidelines, guideline))
+        proposed = replace(proposed, version=current.version + 1)
         regression = self.regression_pairs(exclude=corrected)
         with self._measure_lock:
             if self._measure_judge is None:
@@ -836,6 +874,37 @@ class LearningService:
         ]
         sets = [s for s in self.rule_sets() if request.component is None or s.component == request.component]
         return RuleList(rules=rules, rule_sets=sets)
+
+    def report_rows(self) -> list[dict[str, Any]]:
+        """The active rules as the report page lists them: predicted and observed effect in words."""
+        rows: list[dict[str, Any]] = []
+        for rule in self.list_rules(ListRulesRequest()).rules:
+            effect = rule.predicted_effect
+            if effect.get("measured") and "corrected" in effect:
+                corrected = effect["corrected"]["delta"].get("accuracy")
+                regression = effect.get("regression", {}).get("delta", {}).get("accuracy")
+                predicted = f"accuracy {corrected:+.2f} on corrected pairs"
+                if regression is not None:
+                    predicted += f", {regression:+.2f} on regression pairs"
+            elif effect.get("measured"):
+                predicted = f"ECE {effect.get('ece_before', 0):.3f} -> {effect.get('ece_after', 0):.3f}"
+            else:
+                predicted = "not measured"
+            observed = rule.observed
+            seen = f"{observed['kept']} kept, {observed['corrected']} corrected" if observed else "-"
+            if observed.get("flag"):
+                seen += " (flagged for sunset)"
+            rows.append(
+                {
+                    "id": rule.id,
+                    "component": rule.component,
+                    "rule_type": rule.rule_type,
+                    "content": rule.content,
+                    "predicted": predicted,
+                    "observed": seen,
+                }
+            )
+        return rows
 
     def _observed(self, rule: dict[str, Any]) -> dict[str, Any]:
         """Reviews of stance verdicts made while the rule was in force: how many kept the label, how many

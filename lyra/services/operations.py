@@ -323,7 +323,8 @@ class Operations:
             GetMaterialsRequest(task_id=task_id, options=MaterialsOptions(evidence_limit=evidence_limit))
         )
         timeline = self.explore.query_view("evidence_timeline", {"task_id": task_id}).rows
-        return render_report(materials, timeline)
+        rules = self.learning.report_rows() if self._learning is not None else None
+        return render_report(materials, timeline, rules=rules)
 
     def vector_search(self, request: VectorSearchRequest) -> SearchResults:
         return SearchResults(hits=self.explore.vector_search(request.query, request.task_id, request.k, request.kind))

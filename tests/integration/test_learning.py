@@ -8,12 +8,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
+import httpx
 import pytest
-from pydantic import ValidationError
+from mcp import Client
+from pydantic import SecretStr, ValidationError
 
+from lyra.api.app import create_app
 from lyra.bootstrap import Services, build_services
 from lyra.core.errors import ConflictError, InvalidInputError, NotFoundError
 from lyra.core.settings import Settings
+from lyra.mcp.server import create_mcp_server
 from lyra.ml.learned_rules import STANCE_LLM, STANCE_TRAINED
 from lyra.ml.nli import LLMStanceJudge
 from lyra.models.learning import (
@@ -163,8 +168,17 @@ def test_proposals_need_two_reviewers_take_effect_in_the_prompt_and_can_be_retir
     assert two.created == [] and any("2 new correction(s), 3 needed" in s for s in two.skipped)
     correct(learning, "learn_rules", edges[2], "neutral", "cy")
     batch = ops.generate_proposals(GenerateProposalsRequest(measure=False))
-    by_component = {p.component: p for p in batch.created}
-    guideline, example = by_component[STANCE_LLM], by_component[STANCE_TRAINED]
+    kinds = {(p.component, p.rule_type): p for p in batch.created}
+    assert len(kinds) == len(batch.created) == 3
+    guideline, example = kinds[(STANCE_LLM, "GUIDELINE")], kinds[(STANCE_TRAINED, "NEGATIVE_EXAMPLE")]
+    shot = kinds[(STANCE_LLM, "NEGATIVE_EXAMPLE")]  # a few-shot example for the LLM, from the most confident mistake
+    assert json.loads(shot.content) == {
+        "passage": OVERCALLED[0][0],
+        "claim": OVERCALLED[0][1],
+        "support": "no",
+        "contradict": "no",
+        "three_way": "neutral",
+    }
     assert (guideline.rule_type, guideline.key) == ("GUIDELINE", "stance:entailment->neutral")
     assert guideline.content == STANCE_GUIDELINES["entailment->neutral"]
     assert len(guideline.evidence_ids) == 3 and guideline.status == "pending"
@@ -173,6 +187,8 @@ def test_proposals_need_two_reviewers_take_effect_in_the_prompt_and_can_be_retir
     fourth = correct(learning, "learn_rules", edges[3], "neutral", "ana")
     more = ops.generate_proposals(GenerateProposalsRequest(measure=False))
     assert more.created == [] and more.consolidated[guideline.id] == [fourth.record_id]
+    assert more.consolidated[shot.id] == more.consolidated[example.id] == [fourth.record_id]
+    ops.reject_proposal(RejectProposalRequest(id=shot.id, reason="one example is too specific", reviewer_id="ana"))
 
     # an unmeasured guideline needs an override reason; rejection needs a reason
     with pytest.raises(InvalidInputError, match="no measured predicted effect"):
@@ -197,13 +213,17 @@ def test_proposals_need_two_reviewers_take_effect_in_the_prompt_and_can_be_retir
     assert "Learned rules (from reviewed corrections):" in prompt and guideline.content in prompt
     assert base_prompt != prompt
     assert judge.model_id.startswith(f"{base_id}+rules:stance_llm@v1:")
+    page = ops.report_html("learn_rules")
+    assert "Learned rules in force" in page and approved.rule_id in page and "not measured" in page
 
     # a proposal pulling the other way is flagged with the rule it contradicts
     reverse = seed(learning, tmp_path, "learn_reverse", UNDERCALLED, "NEUTRAL")
     for edge, reviewer in zip(reverse, ["ana", "bo", "cy"], strict=True):
         correct(learning, "learn_reverse", edge, "supports", reviewer)
     flagged = next(
-        p for p in ops.generate_proposals(GenerateProposalsRequest(measure=False)).created if p.component == STANCE_LLM
+        p
+        for p in ops.generate_proposals(GenerateProposalsRequest(measure=False)).created
+        if p.component == STANCE_LLM and p.rule_type == "GUIDELINE"
     )
     assert flagged.key == "stance:neutral->entailment"
     assert [c.rule_id for c in flagged.conflicts] == [approved.rule_id]
@@ -213,7 +233,10 @@ def test_proposals_need_two_reviewers_take_effect_in_the_prompt_and_can_be_retir
     assert rejected.status == "rejected" and rejected.reviews[-1].reason == "contradicts lrl"
     with pytest.raises(ConflictError):
         ops.approve_proposal(ApproveProposalRequest(id=flagged.id, reviewer_id="cy", override_reason="x"))
-    assert [p.id for p in ops.list_proposals(ListProposalsRequest(status="rejected")).proposals] == [flagged.id]
+    assert [p.id for p in ops.list_proposals(ListProposalsRequest(status="rejected")).proposals] == [
+        flagged.id,
+        shot.id,
+    ]
 
     # retire: the prompt is the base prompt again; rollback: the rule set of version 1 again
     rules = ops.list_rules(ListRulesRequest(component=STANCE_LLM))
@@ -228,3 +251,49 @@ def test_proposals_need_two_reviewers_take_effect_in_the_prompt_and_can_be_retir
     assert restored.rule_sets[0].cause == "rollback to v1"
     assert stance_prompt(judge) == prompt
     assert judge.model_id.startswith(f"{base_id}+rules:stance_llm@v3:")
+
+
+def test_an_mcp_review_names_the_calling_client_and_a_rest_review_the_token(
+    learning: Services, tmp_path: Path, settings: Settings
+) -> None:
+    edges = seed(learning, tmp_path, "learn_doors", OVERCALLED[:3], "SUPPORTS")
+    for edge, reviewer in zip(edges, ["ana", "bo", "cy"], strict=True):
+        correct(learning, "learn_doors", edge, "neutral", reviewer)
+    created = learning.operations.generate_proposals(GenerateProposalsRequest(measure=False)).created
+    example = next(p for p in created if p.component == STANCE_TRAINED)
+    guideline = next(p for p in created if p.component == STANCE_LLM and p.rule_type == "GUIDELINE")
+    shot = next(p for p in created if p.component == STANCE_LLM and p.rule_type == "NEGATIVE_EXAMPLE")
+    judge = learning.models.llm_questions()
+    assert OVERCALLED[0][0] not in stance_prompt(judge)
+    learning.operations.approve_proposal(ApproveProposalRequest(id=shot.id, reviewer_id="ana", override_reason="x"))
+    prompt = stance_prompt(judge)
+    assert f"{OVERCALLED[0][1]}\nDoes the passage give evidence that the claim is TRUE? no" in prompt
+    assert prompt.index(OVERCALLED[0][0]) < prompt.rindex("A passage.")  # after the built-in examples, before the pair
+
+    async def approve() -> Any:
+        async with Client(create_mcp_server(learning.operations)) as client:
+            return await client.call_tool("approve_proposal", {"id": example.id})
+
+    result = anyio.run(approve)
+    assert not result.is_error, result
+    reviewer = result.structured_content["reviews"][0]["reviewer_id"]
+    assert reviewer.startswith("mcp:") and len(reviewer) > 4
+
+    app = create_app(
+        learning.operations, settings.model_copy(update={"api_token": SecretStr("s3cret-token-for-tests")})
+    )
+    transport = httpx.ASGITransport(app=app)
+
+    async def reject() -> httpx.Response:
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            return await client.post(
+                f"/api/v1/learning/proposals/{guideline.id}/reject",
+                json={"reason": "too broad"},
+                headers={"Authorization": "Bearer s3cret-token-for-tests"},
+            )
+
+    response = anyio.run(reject)
+    assert response.status_code == 200, response.text
+    review = response.json()["reviews"][0]
+    assert review["reviewer_id"].startswith("rest-token:") and "s3cret" not in review["reviewer_id"]
+    assert review["decision"] == "reject" and review["reason"] == "too broad"

@@ -60,6 +60,7 @@ def loop(graph: Services, settings: Settings, tmp_path: Path) -> Iterator[Servic
                 "stance_use_llm": True,
                 "learning_min_evidence": 3,
                 "learning_regression_per_label": 1,
+                "learning_propose_examples": False,  # the guideline alone: half the LLM time
             }
         ),
         apply_schema=False,
@@ -123,8 +124,9 @@ def test_systematic_corrections_become_a_measured_rule_that_changes_the_judge_as
     for part in (corrected, regression):
         assert set(part["delta"]) == {"accuracy", "macro_f1", "ece"}
         assert part["after"]["accuracy"] == pytest.approx(
-            sum(p["after"] == p["gold"] for p in part["pairs"]) / len(part["pairs"])
+            sum(p["after"] == p["gold"] for p in part["pairs"]) / len(part["pairs"]), abs=1e-3
         )
+    print("predicted effect:", json.dumps(effect, indent=1))  # shown with pytest -s
 
     # meta-review: one reviewer is not enough and cannot approve twice; rejection needs a reason
     first = ops.approve_proposal(ApproveProposalRequest(id=proposal.id, reviewer_id="ana"))
