@@ -40,6 +40,7 @@ from lyra.core.errors import ConflictError, InvalidInputError, NotFoundError
 from lyra.core.ids import new_id
 from lyra.core.settings import Settings
 from lyra.graph.store import GraphStore, Transaction, to_plain
+from lyra.ml.calibration import MIN_FIT_SAMPLES
 from lyra.ml.evaluation import LabelledPair, load_pairs, score
 from lyra.ml.learned_rules import (
     CITATION_DETECTION,
@@ -280,6 +281,7 @@ class LearningService:
         self._measure_judge: NLIJudge | None = None
         self._measure_lock = threading.Lock()
         self._batch_lock = threading.Lock()
+        self._last_refit_samples: int | None = None  # a refit that did not help is not tried again on the same data
 
     # ================================================================ capture and store
     def edge_snapshot(self, task_id: str, edge_id: object) -> dict[str, Any] | None:
@@ -557,10 +559,20 @@ class LearningService:
             {"component": "calibration", "rule_type": "CALIBRATION_REFIT", "key": "calibration:refit"},
         ):
             return "calibration: a refit proposal is pending"
-        try:
+        samples = int(self.calibration.stats()["samples"])
+        if samples < MIN_FIT_SAMPLES:
+            return f"calibration: {samples} reviewed samples, {MIN_FIT_SAMPLES} needed for a refit"
+        earlier = [
+            json.loads(p.content).get("samples")
+            for p in self.list_proposals(ListProposalsRequest(component="calibration", limit=1)).proposals
+        ]
+        if (earlier and earlier[0] == samples) or self._last_refit_samples == samples:
+            return f"calibration: no new reviewed samples since the last refit proposal ({samples})"
+        try:  # stores the fitted calibrator as an inactive version (for inspection)
             fitted = self.calibration.fit("platt", activate=False)
         except InvalidInputError as exc:
             return f"calibration: {exc.reason}"
+        self._last_refit_samples = samples
         if not fitted.get("improves"):
             return (
                 f"calibration: a refit would not lower the held-out ECE "
@@ -579,7 +591,7 @@ class LearningService:
             "rule_type": "CALIBRATION_REFIT",
             "component": "calibration",
             "key": "calibration:refit",
-            "content": json.dumps({"calibrator_version": fitted["version"], "method": "platt"}),
+            "content": json.dumps({"calibrator_version": fitted["version"], "method": "platt", "samples": samples}),
             "insertion_point": INSERTION_POINTS["calibration"],
             "evidence_summary": f"{fitted['train_samples'] + fitted['holdout_samples']} reviewed samples",
             "classification": "generalizable_high",

@@ -67,15 +67,28 @@ def learning(graph: Services, settings: Settings, tmp_path: Path) -> Iterator[Se
     svc.close()
 
 
-def seed(services: Services, tmp_path: Path, task_id: str, pairs: list[tuple[str, str]], relation: str) -> list[str]:
-    """A task whose claims each get one edge of ``relation`` from one fragment; the edge ids, in pair order."""
+def seed(
+    services: Services,
+    tmp_path: Path,
+    task_id: str,
+    pairs: list[tuple[str, str]],
+    relation: str,
+    confidences: list[float] | None = None,
+) -> list[str]:
+    """A task whose claims each get one edge of ``relation`` from one fragment (at ``confidences``, default 0.8);
+    the edge ids, in pair order."""
     graph: dict[str, Any] = {
         "task": {"id": task_id, "hypothesis": f"hypothesis of {task_id}"},
         "claims": [{"key": f"c{i}", "text": claim} for i, (_, claim) in enumerate(pairs)],
         "pages": [{"key": f"p{i}", "url": f"https://journals.example.org/{task_id}/{i}"} for i in range(len(pairs))],
         "fragments": [{"key": f"f{i}", "page": f"p{i}", "text": text} for i, (text, _) in enumerate(pairs)],
         "edges": [
-            {"fragment": f"f{i}", "claim": f"c{i}", "relation": relation, "nli_confidence": 0.8}
+            {
+                "fragment": f"f{i}",
+                "claim": f"c{i}",
+                "relation": relation,
+                "nli_confidence": (confidences or [0.8] * 99)[i],
+            }
             for i in range(len(pairs))
         ],
         "citations": [],
@@ -297,3 +310,30 @@ def test_an_mcp_review_names_the_calling_client_and_a_rest_review_the_token(
     review = response.json()["reviews"][0]
     assert review["reviewer_id"].startswith("rest-token:") and "s3cret" not in review["reviewer_id"]
     assert review["decision"] == "reject" and review["reason"] == "too broad"
+
+
+def test_an_overconfident_judge_gets_a_calibration_refit_proposal_that_two_approvals_activate(
+    learning: Services, tmp_path: Path
+) -> None:
+    pairs = [(f"Passage {i} about the topic of trial {i}.", f"Claim {i} holds.") for i in range(14)]
+    # overconfident: right on 4 of 14 (at 0.95), wrong on the rest at 0.70-0.88
+    confidences = [0.95 if i % 4 == 0 else 0.70 + 0.02 * i for i in range(14)]
+    edges = seed(learning, tmp_path, "learn_calib", pairs, "SUPPORTS", confidences)
+    for i, edge in enumerate(edges):
+        correct(learning, "learn_calib", edge, "supports" if i % 4 == 0 else "neutral", "ana")
+    batch = learning.operations.generate_proposals(GenerateProposalsRequest(measure=False))
+    refit = next((p for p in batch.created if p.rule_type == "CALIBRATION_REFIT"), None)
+    assert refit is not None, batch.skipped
+    effect = refit.predicted_effect
+    assert effect["measured"] and effect["ece_after"] < effect["ece_before"]
+    version = json.loads(refit.content)["calibrator_version"]
+    assert learning.calibration.active_calibrator() == (None, None)
+    again = learning.operations.generate_proposals(GenerateProposalsRequest(measure=False))
+    assert not [p for p in again.created if p.rule_type == "CALIBRATION_REFIT"]
+    learning.operations.approve_proposal(ApproveProposalRequest(id=refit.id, reviewer_id="ana"))
+    assert learning.calibration.active_calibrator() == (None, None)
+    learning.operations.approve_proposal(ApproveProposalRequest(id=refit.id, reviewer_id="bo"))
+    calibrator, active = learning.calibration.active_calibrator()
+    assert active == version and calibrator is not None
+    page = learning.operations.report_html("learn_calib")
+    assert f"ECE {effect['ece_before']:.3f} -&gt; {effect['ece_after']:.3f}" in page
