@@ -192,7 +192,7 @@ class RuleSet(Response):
 
 
 class ListRulesRequest(Request):
-    component: RuleComponent | None = None
+    component: RuleComponent | Literal["calibration"] | None = None
     include_retired: bool = False
 
 

@@ -51,7 +51,7 @@ from lyra.ml.learned_rules import (
     LearnedRules,
     RuleSource,
 )
-from lyra.ml.protocols import LABELS, Embedder, NLIJudge
+from lyra.ml.protocols import Embedder, NLIJudge
 from lyra.ml.stance_training import first_per_label
 from lyra.ml.vector_index import FragmentIndex
 from lyra.models.learning import (
@@ -988,4 +988,4 @@ class LearningService:
         return self.list_rules(ListRulesRequest(component=request.component, include_retired=True))
 
 
-__all__ = ["LABELS", "FeedbackIndex", "LearningService", "RuleBook", "context_text"]
+__all__ = ["FeedbackIndex", "LearningService", "RuleBook", "context_text"]
