@@ -19,6 +19,7 @@ from lyra.graph.connection import ConnectionInfo, connect
 from lyra.graph.evidence import EvidenceRepository
 from lyra.graph.store import GraphStore
 from lyra.graph.tasks import TaskRepository
+from lyra.ml.learned_rules import CITATION_DETECTION, CITATION_USEFULNESS, CLAIM_EXTRACTION
 from lyra.services.calibration import CalibrationService
 from lyra.services.cleanup import CleanupService
 from lyra.services.domains import DomainGate
@@ -179,6 +180,7 @@ class Services:
             llm=self.models.llm,
             gate=self.domains,
             calibrator=self.calibration.active_calibrator,
+            claim_rules=self.learning.rulebook.source(CLAIM_EXTRACTION),
         )
 
     @cached_property
@@ -198,7 +200,12 @@ class Services:
 
         models = self.models
         return CitationDetector(
-            self.settings, self.evidence, self.domains, lambda: models.llm, self.settings.prompts_dir
+            self.settings,
+            self.evidence,
+            self.domains,
+            lambda: models.llm,
+            self.settings.prompts_dir,
+            rules=self.learning.rulebook.source(CITATION_DETECTION),
         )
 
     def academic(self, max_requests: int | None = None, *, settings: Settings | None = None) -> AcademicResearch:
@@ -214,7 +221,13 @@ class Services:
             s,
             self.evidence,
             build_sources(s, max_requests=max_requests),
-            CitationFilter(s, models.embedder, lambda: models.llm, s.prompts_dir),
+            CitationFilter(
+                s,
+                models.embedder,
+                lambda: models.llm,
+                s.prompts_dir,
+                rules=self.learning.rulebook.source(CITATION_USEFULNESS),
+            ),
             models.embedder,
         )
 

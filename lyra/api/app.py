@@ -471,6 +471,11 @@ def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> 
         fields = _with_reviewer(_fields(body), token)
         return ops.reject_proposal(learning.RejectProposalRequest(id=proposal_id, **fields))
 
+    @app.post(f"{PREFIX}/learning/rules/propose", tags=["learning"])
+    def propose_rule(request: learning.ProposeRuleRequest) -> learning.Proposal:
+        """A reviewer-written guideline for a component, as a proposal (the same two-reviewer approval)."""
+        return ops.propose_rule(learning.ProposeRuleRequest(**_with_reviewer(dict(request), token)))
+
     @app.get(f"{PREFIX}/learning/rules", tags=["learning"])
     def list_rules(query: Annotated[RulesQuery, Query()]) -> learning.RuleList:  # type: ignore[valid-type]
         """Learned rules (active, or all with include_retired) and each component's rule-set version."""

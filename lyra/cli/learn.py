@@ -18,6 +18,7 @@ from lyra.models.learning import (
     GetProposalRequest,
     ListProposalsRequest,
     ListRulesRequest,
+    ProposeRuleRequest,
     RejectProposalRequest,
     RetireRuleRequest,
     RollbackRulesRequest,
@@ -144,3 +145,31 @@ def rollback(
     )
     with operations() as ops:
         print(ops.rollback_rules(request).model_dump_json(indent=2))
+
+
+@learn_app.command("propose-rule")
+@handle_errors
+def propose_rule(
+    component: str = typer.Argument(
+        ..., help="stance_llm | claim_extraction | citation_usefulness | citation_detection"
+    ),
+    content: str = typer.Argument(..., help="the guideline sentence"),
+    reason: str = typer.Option(..., "--reason", help="why (required)"),
+    evidence: list[str] = typer.Option([], "--evidence", help="a feedback record id it rests on (repeatable)"),
+    reviewer: str | None = ReviewerOption,
+    no_measure: bool = typer.Option(False, "--no-measure", help="stance_llm: do not measure (fast)"),
+) -> None:
+    """Write a guideline for a component as a proposal; it takes effect after two distinct approvals."""
+    request = parse_one(
+        ProposeRuleRequest,
+        {
+            "component": component,
+            "content": content,
+            "reason": reason,
+            "evidence_ids": evidence,
+            "reviewer_id": reviewer,
+            "measure": not no_measure,
+        },
+    )
+    with operations() as ops:
+        print(ops.propose_rule(request).model_dump_json(indent=2))

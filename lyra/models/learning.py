@@ -140,6 +140,21 @@ class GenerateProposalsResponse(Response):
     skipped: list[str] = Field(default_factory=list, description="why a group of records gave no proposal")
 
 
+class ProposeRuleRequest(Request):
+    """A reviewer writes a guideline for a component (for components no correction pattern proposes for yet)."""
+
+    component: RuleComponent
+    content: Annotated[
+        str, StringConstraints(strip_whitespace=True, min_length=10, max_length=500), AfterValidator(single_line)
+    ] = Field(description="the guideline sentence, as the prompt's learned-rules section will show it")
+    reason: Reason = Field(description="why the rule is needed (kept as the evidence summary)")
+    evidence_ids: list[RecordId] = Field(
+        default_factory=list, max_length=100, description="feedback records it rests on"
+    )
+    reviewer_id: ReviewerId | None = None
+    measure: bool = Field(default=True, description="stance_llm only: measure the predicted effect (slow)")
+
+
 class ListProposalsRequest(Request):
     status: ProposalStatus | None = None
     component: RuleComponent | Literal["calibration"] | None = None

@@ -25,6 +25,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import threading
@@ -70,6 +71,7 @@ from lyra.models.learning import (
     ListRulesRequest,
     Proposal,
     ProposalList,
+    ProposeRuleRequest,
     RejectProposalRequest,
     RetireRuleRequest,
     Review,
@@ -99,7 +101,11 @@ log = logging.getLogger(__name__)
 RULE_COMPONENTS = (STANCE_LLM, STANCE_TRAINED, CLAIM_EXTRACTION, CITATION_USEFULNESS, CITATION_DETECTION)
 HISTORY_LIMIT = 5000  # records of a component the evaluator and the proposer read at most
 PAGE = 2000
+LEARNED_SECTION = "the prompt's 'Learned rules' section (before the untrusted input)"
 INSERTION_POINTS = {
+    CLAIM_EXTRACTION: f"config/prompts/claim_extraction.j2: {LEARNED_SECTION}",
+    CITATION_USEFULNESS: f"config/prompts/citation_usefulness.j2: {LEARNED_SECTION}",
+    CITATION_DETECTION: f"config/prompts/detect_citation.j2: {LEARNED_SECTION}",
     STANCE_LLM: "config/prompts/stance_question.j2 and stance_three_way.j2: the 'Learned rules' section after the "
     "instructions, before the examples",
     "stance_llm_example": "the few-shot examples of both stance prompts (config/prompts/stance_examples.yaml): after "
@@ -602,6 +608,44 @@ class LearningService:
         self.store.run("learning/create_proposal", {"row": row, "evidence_ids": []})
         return self.get_proposal(GetProposalRequest(id=row["id"]))
 
+    def propose_rule(self, request: ProposeRuleRequest) -> Proposal:
+        """A guideline written by a reviewer, for any component; the same meta-review as generated proposals.
+        A stance-LLM guideline is measured on the regression set (and the evidence records' pairs)."""
+        reviewer = request.reviewer_id or ANONYMOUS
+        evidence = self._records(request.evidence_ids) if request.evidence_ids else []
+        missing = sorted(set(request.evidence_ids) - {r["id"] for r in evidence})
+        if missing:
+            raise NotFoundError(f"no feedback record {missing[0]!r}", hint="get_feedback_for_component lists them")
+        active = self._active_rule_facts()
+        if any(r.component == request.component and r.content == request.content for r in active):
+            raise ConflictError(f"an active {request.component} rule already says exactly this")
+        effect: dict[str, Any] = {"measured": False, "why": "no labelled set to measure this component on"}
+        if request.component == STANCE_LLM:
+            pairs = [
+                LabelledPair(id=r["id"], premise=r["premise"], hypothesis=r["hypothesis"], label=r["correct_label"])
+                for r in evidence
+                if r.get("premise") and r.get("hypothesis") and r.get("correct_label")
+            ]
+            current = self.rulebook.rules(STANCE_LLM)
+            proposed = replace(current, guidelines=(*current.guidelines, request.content))
+            effect = self.measure_rules(proposed, pairs) if request.measure else {"measured": False}
+        digest = hashlib.sha256(request.content.encode("utf-8")).hexdigest()[:10]
+        row = {
+            "id": new_id("prp"),
+            "rule_type": "GUIDELINE",
+            "component": request.component,
+            "key": f"{request.component}:reviewer:{digest}",
+            "content": request.content,
+            "insertion_point": INSERTION_POINTS.get(request.component, LEARNED_SECTION),
+            "evidence_summary": f"written by {reviewer}: {request.reason}",
+            "classification": "reviewer",
+            "classification_confidence": 1.0,
+            "predicted_effect": json.dumps(effect),
+            "conflicts": "[]",
+        }
+        self.store.run("learning/create_proposal", {"row": row, "evidence_ids": [r["id"] for r in evidence]})
+        return self.get_proposal(GetProposalRequest(id=row["id"]))
+
     # ---------------------------------------------------------------- predicted effect
     def regression_pairs(self, exclude: Sequence[LabelledPair] = ()) -> list[LabelledPair]:
         """The first ``learning_regression_per_label`` pairs per label of the regression set (none of ``exclude``)."""
@@ -740,7 +784,8 @@ class LearningService:
                 rule_type=proposal.rule_type,
                 approvers=frozenset(r.reviewer_id for r in proposal.reviews if r.decision == "approve"),
                 conflicts=tuple(f"{c.rule_id}: {c.reason}" for c in proposal.conflicts),
-                measured=bool(proposal.predicted_effect.get("measured")),
+                # only the stance LLM has a labelled set to measure on; elsewhere two approvals suffice
+                measured=bool(proposal.predicted_effect.get("measured")) or proposal.component != STANCE_LLM,
                 active_rules=active,
                 max_rules=self.settings.learning_max_rules_per_component,
             ),
@@ -970,6 +1015,11 @@ class LearningService:
             raise NotFoundError(f"no learned rule {request.id!r}", hint="list_rules lists them")
         if rule["status"] != "active":
             raise ConflictError(f"rule {request.id} is already {rule['status']}")
+        if rule["component"] == "calibration":
+            raise ConflictError(
+                f"rule {request.id} activated a calibrator; calibrators are switched by calibration_rollback",
+                hint="calibration_rollback(version) makes another calibrator (or none, 0) active",
+            )
         current = self.store.run("learning/rule_set", {"component": rule["component"], "version": None})
         ids = [i for i in to_plain(current[0]["rule_set"])["rule_ids"] if i != request.id] if current else []
         self._new_rule_set(rule["component"], ids, f"retire {request.id}", reviewer, request.reason)

@@ -60,6 +60,7 @@ from lyra.models.learning import (
     ListRulesRequest,
     Proposal,
     ProposalList,
+    ProposeRuleRequest,
     RejectProposalRequest,
     RetireRuleRequest,
     RollbackRulesRequest,
@@ -281,6 +282,9 @@ class Operations:
 
     def generate_proposals(self, request: GenerateProposalsRequest) -> GenerateProposalsResponse:
         return self.learning.generate_proposals(request)
+
+    def propose_rule(self, request: ProposeRuleRequest) -> Proposal:
+        return self.learning.propose_rule(request)
 
     def list_proposals(self, request: ListProposalsRequest) -> ProposalList:
         return self.learning.list_proposals(request)

@@ -19,7 +19,7 @@ from lyra.bootstrap import Services, build_services
 from lyra.core.errors import ConflictError, InvalidInputError, NotFoundError
 from lyra.core.settings import Settings
 from lyra.mcp.server import create_mcp_server
-from lyra.ml.learned_rules import STANCE_LLM, STANCE_TRAINED
+from lyra.ml.learned_rules import CLAIM_EXTRACTION, STANCE_LLM, STANCE_TRAINED
 from lyra.ml.nli import LLMStanceJudge
 from lyra.models.learning import (
     ApproveProposalRequest,
@@ -29,6 +29,7 @@ from lyra.models.learning import (
     GetFeedbackRequest,
     ListProposalsRequest,
     ListRulesRequest,
+    ProposeRuleRequest,
     RejectProposalRequest,
     RetireRuleRequest,
     RollbackRulesRequest,
@@ -337,3 +338,31 @@ def test_an_overconfident_judge_gets_a_calibration_refit_proposal_that_two_appro
     assert active == version and calibrator is not None
     page = learning.operations.report_html("learn_calib")
     assert f"ECE {effect['ece_before']:.3f} -&gt; {effect['ece_after']:.3f}" in page
+
+
+def test_a_reviewer_written_guideline_for_claim_extraction_needs_two_approvals_and_reaches_its_prompt(
+    learning: Services,
+) -> None:
+    ops = learning.operations
+    text = "State the population and the outcome in every extracted claim."
+    proposal = ops.propose_rule(
+        ProposeRuleRequest(
+            component=CLAIM_EXTRACTION, content=text, reason="claims lacked populations", reviewer_id="ana"
+        )
+    )
+    assert proposal.status == "pending" and proposal.evidence_summary == "written by ana: claims lacked populations"
+    assert proposal.predicted_effect["measured"] is False and "claim_extraction.j2" in proposal.insertion_point
+    source = learning.learning.rulebook.source(CLAIM_EXTRACTION)
+    ops.approve_proposal(ApproveProposalRequest(id=proposal.id, reviewer_id="ana"))
+    assert source().guidelines == ()
+    ops.approve_proposal(ApproveProposalRequest(id=proposal.id, reviewer_id="bo"))
+    assert source().guidelines == (text,) and source().version == 1
+    with pytest.raises(ConflictError, match="already says exactly this"):
+        ops.propose_rule(ProposeRuleRequest(component=CLAIM_EXTRACTION, content=text, reason="again"))
+    with pytest.raises(NotFoundError):
+        ops.propose_rule(
+            ProposeRuleRequest(
+                component=CLAIM_EXTRACTION, content=text + " Also", reason="x", evidence_ids=["fbr_none"]
+            )
+        )
+    assert learning.ingest.claim_rules is not None and learning.ingest.claim_rules().guidelines == (text,)

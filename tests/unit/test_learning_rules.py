@@ -13,8 +13,9 @@ import pytest
 
 from lyra.core.errors import ConflictError, InvalidInputError
 from lyra.ml.cache import AnswerCache, CachedJudge, NLICache
+from lyra.ml.claims import ClaimExtractor
 from lyra.ml.learned_rules import STANCE_LLM, LearnedRules
-from lyra.ml.nli import LLMStanceJudge, StanceJudgeConfig
+from lyra.ml.nli import LLMStanceJudge, StanceJudgeConfig, prompt_environment
 from lyra.ml.protocols import TokenChoice
 from lyra.services.learning_rules import (
     STANCE_GUIDELINES,
@@ -27,6 +28,7 @@ from lyra.services.learning_rules import (
     reverse_pattern,
     takes_effect,
 )
+from lyra.sources.injection import Fence
 
 PROMPTS = Path(__file__).resolve().parents[2] / "config" / "prompts"
 
@@ -222,3 +224,41 @@ def test_active_rules_enter_the_prompt_and_the_judge_id_and_an_older_rule_set_is
     assert len(llm.prompts) == asked
     holder["rules"] = LearnedRules(STANCE_LLM)
     assert cached.model_id == base_id and cached.judge(pair)[0].probs == before.probs
+
+
+@pytest.mark.parametrize(
+    ("template", "variables"),
+    [
+        ("claim_extraction.j2", {"passage": "P.", "topic": "T", "max_claims": 3}),
+        ("citation_usefulness.j2", {"question": "Q?", "claims": ["C."], "title": "T", "abstract": "A."}),
+        ("detect_citation.j2", {"title": "T", "anchor": "a", "href": "https://x.example/1", "passage": "P."}),
+    ],
+)
+def test_the_other_llm_prompts_show_learned_rules_only_when_there_are_some(
+    template: str, variables: dict[str, Any]
+) -> None:
+    env = prompt_environment(PROMPTS)
+    fence = Fence.new()
+    plain = env.get_template(template).render(**variables, fence=fence)
+    assert env.get_template(template).render(**variables, fence=fence, learned_rules=[]) == plain
+    with_rule = env.get_template(template).render(**variables, fence=fence, learned_rules=["Prefer primary studies."])
+    assert "Learned rules (from reviewed corrections):\n- Prefer primary studies.\n" in with_rule
+    assert with_rule.index("Prefer primary studies.") < with_rule.rindex(fence.open)  # before the untrusted input
+    assert "Learned rules" not in plain
+
+
+def test_claim_extraction_reads_the_rules_in_force_at_every_call() -> None:
+    rules = {"now": LearnedRules("claim_extraction")}
+    llm = JsonLLM()
+    extractor = ClaimExtractor(llm, PROMPTS, rules=lambda: rules["now"])
+    extractor.extract("A passage about drug Q.", "drug Q")
+    assert "Learned rules" not in llm.prompts[-1]
+    rules["now"] = LearnedRules("claim_extraction", 1, ("State the population of each claim.",))
+    extractor.extract("A passage about drug Q.", "drug Q")
+    assert "- State the population of each claim." in llm.prompts[-1]
+
+
+class JsonLLM(RecordingLLM):
+    def generate_json(self, messages: Sequence[dict[str, str]], schema: dict[str, Any], max_tokens: int = 512) -> Any:
+        self.prompts.append(messages[-1]["content"])
+        return {"claims": ["Drug Q lowers blood pressure in adults."]}
