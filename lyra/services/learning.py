@@ -9,9 +9,10 @@
 * **Evaluate** at once, by the deterministic rules of :mod:`lyra.services.learning_rules`.
 * **Propose** in batches (:meth:`LearningService.generate_proposals`; also after
   ``LYRA_LEARNING_AUTO_PROPOSE_AFTER`` new corrections): per stance error pattern with enough evidence, a
-  ``GUIDELINE`` for the stance LLM's prompts and a ``NEGATIVE_EXAMPLE`` set for the trained judge's data; a
-  ``CALIBRATION_REFIT`` when the reviewed samples give a calibrator that lowers the held-out ECE. A GUIDELINE's
-  predicted effect is measured before anyone approves: the corrected pairs and a small regression set of real
+  ``GUIDELINE`` for the stance LLM's prompts, a few-shot ``NEGATIVE_EXAMPLE`` for them, and a ``NEGATIVE_EXAMPLE``
+  set for the trained judge's data; a ``CALIBRATION_REFIT`` when the reviewed samples give a calibrator that lowers
+  the held-out ECE. Reviewers may also write a guideline for any component (:meth:`LearningService.propose_rule`).
+  A stance-LLM proposal's predicted effect is measured before anyone approves: the corrected pairs and a small regression set of real
   labelled pairs are judged with the active rules and with the active rules plus the proposal (accuracy, macro-F1,
   ECE and their deltas). Proposals of a pattern that already has a pending one join it as more evidence; one that
   contradicts an active rule is flagged with that rule.

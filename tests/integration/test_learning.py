@@ -4,6 +4,7 @@ tests/integration/test_learning_loop.py runs the loop end to end with the judge 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from lyra.models.learning import (
 )
 from lyra.models.trust import FeedbackRequest
 from lyra.services.graph_import import load_graph_file
+from lyra.services.learning import LearningService
 from lyra.services.learning_rules import STANCE_GUIDELINES
 from lyra.sources.injection import Fence
 
@@ -316,9 +318,10 @@ def test_an_mcp_review_names_the_calling_client_and_a_rest_review_the_token(
 def test_an_overconfident_judge_gets_a_calibration_refit_proposal_that_two_approvals_activate(
     learning: Services, tmp_path: Path
 ) -> None:
-    pairs = [(f"Passage {i} about the topic of trial {i}.", f"Claim {i} holds.") for i in range(14)]
-    # overconfident: right on 4 of 14 (at 0.95), wrong on the rest at 0.70-0.88
-    confidences = [0.95 if i % 4 == 0 else 0.70 + 0.02 * i for i in range(14)]
+    n = 40
+    pairs = [(f"Passage {i} about the topic of trial {i}.", f"Claim {i} holds.") for i in range(n)]
+    # overconfident: right on a quarter (at 0.95), wrong on the rest at 0.72-0.88
+    confidences = [0.95 if i % 4 == 0 else 0.72 + 0.004 * i for i in range(n)]
     edges = seed(learning, tmp_path, "learn_calib", pairs, "SUPPORTS", confidences)
     for i, edge in enumerate(edges):
         correct(learning, "learn_calib", edge, "supports" if i % 4 == 0 else "neutral", "ana")
@@ -366,3 +369,39 @@ def test_a_reviewer_written_guideline_for_claim_extraction_needs_two_approvals_a
             )
         )
     assert learning.ingest.claim_rules is not None and learning.ingest.claim_rules().guidelines == (text,)
+
+
+def test_enough_new_corrections_start_a_proposal_batch_by_themselves(
+    graph: Services, settings: Settings, tmp_path: Path
+) -> None:
+    svc = build_services(
+        settings.model_copy(update={"state_dir": tmp_path / "state", "learning_auto_propose_after": 3}),
+        apply_schema=False,
+    )
+    try:
+        # without a judge to measure with (no LLM in this test): the batch's proposals say they were not measured
+        svc.__dict__["learning"] = LearningService(
+            svc.store, svc.settings, svc.calibration, embedder=lambda: svc.models.embedder
+        )
+        edges = seed(svc, tmp_path, "learn_auto", OVERCALLED[:3], "SUPPORTS")
+        for edge, reviewer in zip(edges[:2], ["ana", "bo"], strict=True):
+            correct(svc, "learn_auto", edge, "neutral", reviewer)
+        assert svc.operations.list_proposals(ListProposalsRequest()).proposals == []
+        correct(svc, "learn_auto", edges[2], "neutral", "cy")
+        deadline = time.monotonic() + 60
+        proposals: list[Any] = []
+        while time.monotonic() < deadline and len(proposals) < 3:
+            time.sleep(0.5)
+            proposals = svc.operations.list_proposals(ListProposalsRequest()).proposals
+        assert sorted((p.component, p.rule_type) for p in proposals) == [
+            (STANCE_LLM, "GUIDELINE"),
+            (STANCE_LLM, "NEGATIVE_EXAMPLE"),
+            (STANCE_TRAINED, "NEGATIVE_EXAMPLE"),
+        ]
+        guideline = next(p for p in proposals if p.rule_type == "GUIDELINE")
+        assert guideline.predicted_effect == {"measured": False, "why": "no judge to measure with"}
+    finally:
+        lock = svc.learning._batch_lock  # let the background batch finish before the driver closes
+        if lock.acquire(timeout=60):
+            lock.release()
+        svc.close()
