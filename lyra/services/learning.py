@@ -12,8 +12,8 @@
   ``GUIDELINE`` for the stance LLM's prompts, a few-shot ``NEGATIVE_EXAMPLE`` for them, and a ``NEGATIVE_EXAMPLE``
   set for the trained judge's data; a ``CALIBRATION_REFIT`` when the reviewed samples give a calibrator that lowers
   the held-out ECE. Reviewers may also write a guideline for any component (:meth:`LearningService.propose_rule`).
-  A stance-LLM proposal's predicted effect is measured before anyone approves: the corrected pairs and a small regression set of real
-  labelled pairs are judged with the active rules and with the active rules plus the proposal (accuracy, macro-F1,
+  A stance-LLM proposal's predicted effect is measured before anyone approves: the corrected pairs and a small
+  regression set of real labelled pairs are judged with the active rules and with the active rules plus the proposal (accuracy, macro-F1,
   ECE and their deltas). Proposals of a pattern that already has a pending one join it as more evidence; one that
   contradicts an active rule is flagged with that rule.
 * **Meta-review.** ``approve_proposal`` needs ``LYRA_LEARNING_APPROVALS_REQUIRED`` distinct reviewers, or one
