@@ -13,9 +13,9 @@
   set for the trained judge's data; a ``CALIBRATION_REFIT`` when the reviewed samples give a calibrator that lowers
   the held-out ECE. Reviewers may also write a guideline for any component (:meth:`LearningService.propose_rule`).
   A stance-LLM proposal's predicted effect is measured before anyone approves: the corrected pairs and a small
-  regression set of real labelled pairs are judged with the active rules and with the active rules plus the proposal (accuracy, macro-F1,
-  ECE and their deltas). Proposals of a pattern that already has a pending one join it as more evidence; one that
-  contradicts an active rule is flagged with that rule.
+  regression set of real labelled pairs are judged with the active rules and with the active rules plus the
+  proposal (accuracy, macro-F1, ECE and their deltas). Proposals of a pattern that already has a pending one join
+  it as more evidence; one that contradicts an active rule is flagged with that rule.
 * **Meta-review.** ``approve_proposal`` needs ``LYRA_LEARNING_APPROVALS_REQUIRED`` distinct reviewers, or one
   with an ``override_reason`` (logged); ``reject_proposal`` needs a reason. Every review is a node of its own.
 * **Deploy.** An approved rule joins a new rule-set version of its component (append-only ``RuleSetVersion``
