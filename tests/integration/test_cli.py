@@ -182,3 +182,35 @@ def test_a_bad_setting_prints_one_error_line_and_exits_2_on_every_command_path(
     assert lines[0].startswith(f"error (config_error): {message}"), lines
     assert lines[1:] == [f"hint: check {variable} in the environment"]
     assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_learn_commands_show_the_feedback_record_with_its_reviewer_and_refuse_bad_reviews(
+    graph: Services, settings: Settings
+) -> None:
+    assert lyra(settings, "graph", "load", "config/examples/example_graph.json").returncode == 0
+    done = lyra(
+        settings,
+        "feedback",
+        "example_vitamin_d",
+        "domain_block",
+        "--arg",
+        "domain_pattern=ads.example.net",
+        "--arg",
+        "reason=adverts",
+        "--reviewer",
+        "ana",
+        "--tag",
+        "spam",
+    )
+    assert done.returncode == 0, done.stderr
+    record_id = json.loads(done.stdout)["record_id"]
+    shown = lyra(settings, "learn", "feedback", record_id)
+    assert shown.returncode == 0, shown.stderr
+    record = json.loads(shown.stdout)
+    assert (record["reviewer_id"], record["tags"], record["component"]) == ("ana", ["spam"], "domain_policy")
+    missing = lyra(settings, "learn", "reject", "prp_missing", "--reason", "no")
+    assert missing.returncode == 2 and "not_found" in missing.stderr
+    no_reason = lyra(settings, "learn", "reject", "prp_missing", "--reason", " ")
+    assert no_reason.returncode == 2 and "reason" in no_reason.stderr
+    rules = lyra(settings, "learn", "rules")
+    assert rules.returncode == 0 and json.loads(rules.stdout) == {"rules": [], "rule_sets": []}
