@@ -22,6 +22,7 @@ from lyra.core.settings import Settings
 from lyra.mcp.server import create_mcp_server
 from lyra.ml.learned_rules import CLAIM_EXTRACTION, STANCE_LLM, STANCE_TRAINED
 from lyra.ml.nli import LLMStanceJudge
+from lyra.models.api import QueryGraphRequest
 from lyra.models.learning import (
     ApproveProposalRequest,
     FeedbackForComponentRequest,
@@ -405,3 +406,33 @@ def test_enough_new_corrections_start_a_proposal_batch_by_themselves(
         if lock.acquire(timeout=60):
             lock.release()
         svc.close()
+
+
+def test_reviews_of_verdicts_made_under_a_rule_are_its_observed_effect_and_can_flag_it_for_sunset(
+    learning: Services, tmp_path: Path
+) -> None:
+    ops = learning.operations
+    proposal = ops.propose_rule(
+        ProposeRuleRequest(
+            component=STANCE_LLM, content="Answer no to both unless the passage measures it.", reason="x", measure=False
+        )
+    )
+    approved = ops.approve_proposal(ApproveProposalRequest(id=proposal.id, reviewer_id="ana", override_reason="test"))
+    edges = seed(learning, tmp_path, "learn_sunset", OVERCALLED, "SUPPORTS")
+    rows = ops.query_graph(
+        QueryGraphRequest(
+            cypher="MATCH (f:Fragment)-[r]->(c:Claim)<-[:HAS_CLAIM]-(:Task {id: $t}) RETURN f.id AS f, c.id AS c",
+            params={"t": "learn_sunset"},
+        )
+    ).rows
+    pairs = [{"fragment_id": r["f"], "claim_id": r["c"]} for r in rows]
+    stamped = learning.store.run("learning/stamp_edges", {"pairs": pairs, "judge_id": "judge-x", "rules_version": 1})
+    assert stamped[0]["stamped"] == 4  # as ingest stamps the verdicts it writes under rule set v1
+    for edge, relation in zip(edges, ["neutral", "neutral", "neutral", "supports"], strict=True):
+        record = correct(learning, "learn_sunset", edge, relation, "bo")
+    kept = ops.get_feedback(GetFeedbackRequest(id=record.record_id))
+    assert (kept.kind, kept.judge_id, kept.rules_version) == ("confirmation", "judge-x", 1)
+    (rule,) = ops.list_rules(ListRulesRequest(component=STANCE_LLM)).rules
+    assert rule.id == approved.rule_id
+    assert rule.observed["reviews"] == 4 and rule.observed["kept"] == 1 and rule.observed["corrected"] == 3
+    assert rule.observed["flag"].startswith("sunset")
