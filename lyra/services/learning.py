@@ -432,11 +432,11 @@ class LearningService:
         records = self._records_of("stance")
         used = self._used_record_ids()
         facts = [_facts(r) for r in records]
-        ambiguous_edges = {
-            f.edge_id
-            for f in facts
-            if f.edge_id and len({g.judged_label for g in facts if g.edge_id == f.edge_id and g.judged_label}) > 1
-        }
+        labels_of_edge: dict[str, set[str]] = {}
+        for f in facts:
+            if f.edge_id and f.judged_label:
+                labels_of_edge.setdefault(f.edge_id, set()).add(f.judged_label)
+        ambiguous_edges = {edge for edge, labels in labels_of_edge.items() if len(labels) > 1}  # reviewers disagree
         groups: dict[str, list[dict[str, Any]]] = {}
         for record, fact in zip(records, facts, strict=True):
             if fact.pattern is None or fact.id in used or fact.edge_id in ambiguous_edges:
