@@ -352,7 +352,9 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
             "that gave it evidence.\n"
             "- edge_correct {edge_id, correct_relation: supports|refutes|neutral, reason?}: marks the edge "
             "human-reviewed; a changed relation re-types it (same id), sets nli_confidence 1.0 and stores a "
-            "correction sample. The next get_materials reflects it.",
+            "correction sample. The next get_materials reflects it.\n"
+            "Every action is also kept as a feedback record for the learning loop (record_id, classification in the "
+            "answer), with reviewer_id (default: mcp:<your client name>) and tags.",
             trust.FeedbackRequest,
             trust.FeedbackResponse,
             ops.feedback,
