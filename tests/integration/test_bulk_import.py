@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from collections.abc import Iterator
-
 from lyra.bootstrap import Services, build_services
 from lyra.core.errors import ConflictError, InvalidInputError
 from lyra.core.settings import Settings, load_settings
-from lyra.graph.server import LocalNeo4j, instance_for_uri
 from lyra.graph.connection import bind_neomodel
+from lyra.graph.server import LocalNeo4j, instance_for_uri
 from lyra.models.api import MATERIALS_PAGE_MAX, GetMaterialsRequest, MaterialsOptions
 from lyra.services.bulk_import import bulk_load_graph
 from lyra.services.graph_import import load_graph
