@@ -19,6 +19,7 @@ from lyra.graph.connection import ConnectionInfo, connect
 from lyra.graph.evidence import EvidenceRepository
 from lyra.graph.store import GraphStore
 from lyra.graph.tasks import TaskRepository
+from lyra.ml.learned_rules import CITATION_DETECTION, CITATION_USEFULNESS, CLAIM_EXTRACTION
 from lyra.services.calibration import CalibrationService
 from lyra.services.cleanup import CleanupService
 from lyra.services.domains import DomainGate
@@ -26,6 +27,7 @@ from lyra.services.explore import ExploreService
 from lyra.services.feedback import FeedbackService
 from lyra.services.interventions import CookieStore, InterventionService
 from lyra.services.jobs import JobService, WorkerPool
+from lyra.services.learning import LearningService
 from lyra.services.materials import MaterialsService
 from lyra.services.operations import Operations
 from lyra.services.research import ResearchExecutor
@@ -83,6 +85,18 @@ class Services:
             calibration=self.calibration,
             ingest=lambda: self.ingest,
             interventions=self.interventions,
+            learning=lambda: self.learning,
+        )
+
+    @cached_property
+    def learning(self) -> LearningService:
+        """The learning loop: feedback records, proposals, their review, the learned rules in force."""
+        return LearningService(
+            self.store,
+            self.settings,
+            self.calibration,
+            embedder=lambda: self.models.embedder,
+            judge_factory=lambda rules: self.models.stance_judge(rules),
         )
 
     def worker_pool(self) -> WorkerPool:
@@ -127,8 +141,9 @@ class Services:
     def models(self) -> Models:
         """The embedder, LLM and NLI judge; nothing heavy loads until first used."""
         from lyra.ml.factory import Models
+        from lyra.ml.learned_rules import STANCE_LLM
 
-        return Models(self.settings)
+        return Models(self.settings, stance_rules=self.learning.rulebook.source(STANCE_LLM))
 
     @cached_property
     def fragment_index(self) -> FragmentIndex:
@@ -175,6 +190,7 @@ class Services:
             llm=self.models.llm,
             gate=self.domains,
             calibrator=self.calibration.active_calibrator,
+            claim_rules=self.learning.rulebook.source(CLAIM_EXTRACTION),
         )
 
     @cached_property
@@ -200,7 +216,12 @@ class Services:
 
         models = self.models
         return CitationDetector(
-            self.settings, self.evidence, self.domains, lambda: models.llm, self.settings.prompts_dir
+            self.settings,
+            self.evidence,
+            self.domains,
+            lambda: models.llm,
+            self.settings.prompts_dir,
+            rules=self.learning.rulebook.source(CITATION_DETECTION),
         )
 
     @cached_property
@@ -246,7 +267,13 @@ class Services:
             s,
             self.evidence,
             build_sources(s, max_requests=max_requests),
-            CitationFilter(s, models.embedder, lambda: models.llm, s.prompts_dir),
+            CitationFilter(
+                s,
+                models.embedder,
+                lambda: models.llm,
+                s.prompts_dir,
+                rules=self.learning.rulebook.source(CITATION_USEFULNESS),
+            ),
             models.embedder,
         )
 
@@ -263,7 +290,7 @@ def build_services(settings: Settings, *, apply_schema: bool = True) -> Services
     if apply_schema:
         store.apply_schema()
     task_repo = TaskRepository(store)
-    evidence = EvidenceRepository(store, settings.write_batch_size)
+    evidence = EvidenceRepository(store, settings.write_batch_size, settings.write_parallelism)
     policy = ReloadingDomainPolicy(
         settings.config_dir / "domains.yaml", check_interval=settings.domain_policy_check_seconds
     )

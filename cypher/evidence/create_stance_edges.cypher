@@ -1,28 +1,23 @@
 // mode: write
-// One stance edge per (fragment, claim): an existing one (of any of the three types) is returned unchanged.
-// The claim is locked first so concurrent writers cannot both create an edge for the same pair.
+// One stance edge per (fragment, claim): rows grouped by claim; each claim is locked once and its existing stance
+// edges read once, so concurrent writers cannot both create an edge for the same pair and a pair that already has
+// an edge (of any of the three types) is left unchanged. Returns the ids of the edges created; the caller reads
+// the existing ones with evidence/stance_edges_for_pairs.
 // nli_confidence_raw / nli_calibrator_version are set only when a calibrator mapped the judge's confidence.
-// Params: $rows = [{id, fragment_id, claim_id, relation, nli_label, nli_confidence, nli_confidence_raw,
-//                   nli_calibrator_version,
-//                   source_domain_category, target_domain_category, cause_id}]
-UNWIND $rows AS row
-MATCH (f:Fragment {id: row.fragment_id})
-MATCH (c:Claim {id: row.claim_id})
+// Params: $claims = [{claim_id, edges: [{id, fragment_id, relation, nli_label, nli_confidence, nli_confidence_raw,
+//                                        nli_calibrator_version, source_domain_category, target_domain_category,
+//                                        cause_id}]}]
+UNWIND $claims AS grp
+MATCH (c:Claim {id: grp.claim_id})
 CALL apoc.lock.nodes([c])
-OPTIONAL MATCH (f)-[old:SUPPORTS|REFUTES|NEUTRAL]->(c)
-CALL (row, f, c, old) {
-  WITH row, f, c, old
-  WHERE old IS NULL
-  CREATE (f)-[r:$(row.relation)]->(c)
-  SET r.id = row.id, r.nli_label = row.nli_label, r.nli_confidence = row.nli_confidence,
-      r.nli_confidence_raw = row.nli_confidence_raw, r.nli_calibrator_version = row.nli_calibrator_version,
-      r.source_domain_category = row.source_domain_category,
-      r.target_domain_category = row.target_domain_category,
-      r.edge_human_corrected = false, r.cause_id = row.cause_id, r.created_at = datetime()
-  RETURN r, true AS created
-  UNION
-  WITH row, f, c, old
-  WHERE old IS NOT NULL
-  RETURN old AS r, false AS created
-}
-RETURN row.id AS requested_id, r.id AS id, type(r) AS relation, created
+WITH c, grp, COLLECT { MATCH (c)<-[:SUPPORTS|REFUTES|NEUTRAL]-(known:Fragment) RETURN known.id } AS known
+UNWIND grp.edges AS row
+WITH c, row
+  WHERE NOT row.fragment_id IN known
+MATCH (f:Fragment {id: row.fragment_id})
+CREATE (f)-[r:$(row.relation) {id: row.id, nli_label: row.nli_label, nli_confidence: row.nli_confidence,
+                                edge_human_corrected: false, created_at: datetime()}]->(c)
+SET r.nli_confidence_raw = row.nli_confidence_raw, r.nli_calibrator_version = row.nli_calibrator_version,
+    r.source_domain_category = row.source_domain_category, r.target_domain_category = row.target_domain_category,
+    r.cause_id = row.cause_id
+RETURN row.id AS id

@@ -17,6 +17,7 @@ the bearer token.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 import logging
@@ -26,10 +27,10 @@ from typing import Annotated, Any
 
 from fastapi import Body, FastAPI, Path, Query, Request, status
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.middleware.cors import CORSMiddleware
@@ -39,7 +40,7 @@ from lyra.core import errors
 from lyra.core.errors import LyraError
 from lyra.core.ids import TASK_ID_PATTERN
 from lyra.core.settings import Settings
-from lyra.models import api, trust
+from lyra.models import api, learning, trust
 from lyra.models.validation import error_message
 from lyra.services.operations import Operations
 
@@ -115,8 +116,32 @@ AuthQueueQuery = parameters_of(api.GetAuthQueueRequest, without=("task_id",), na
 ResolveAuthBody = parameters_of(api.ResolveAuthRequest, without=("task_id", "intervention_id"), name="ResolveAuthBody")
 StatusQuery = parameters_of(api.GetStatusRequest, without=("task_id",), name="StatusQuery")
 GraphQuery = parameters_of(api.GetEvidenceGraphRequest, without=("task_id",), name="GraphQuery")
-MaterialsQuery = parameters_of(api.MaterialsOptions, name="MaterialsQuery")
+MaterialsQuery: type[BaseModel] = create_model(  # type: ignore[call-overload]
+    "MaterialsQuery",
+    __config__=ConfigDict(extra="forbid"),
+    **{field: (info.annotation, info) for field, info in api.MaterialsOptions.model_fields.items()},
+    limit=(
+        int | None,
+        Field(
+            default=None,
+            ge=1,
+            le=api.MATERIALS_PAGE_MAX,
+            description="claims per page (oldest first), answered with next_cursor when more follow; without it "
+            "every claim from cursor on is streamed as one JSON document",
+        ),
+    ),
+    cursor=(str | None, api.GetMaterialsRequest.model_fields["cursor"]),
+)
+# claims per page when REST streams a whole task (each page is read, written and dropped before the next)
+REST_STREAM_PAGE = 500
 NoQuery = parameters_of(api.Request, name="NoQuery")
+ProposalsQuery = parameters_of(learning.ListProposalsRequest, name="ProposalsQuery")
+RulesQuery = parameters_of(learning.ListRulesRequest, name="RulesQuery")
+FeedbackListQuery = parameters_of(learning.FeedbackForComponentRequest, name="FeedbackListQuery")
+SimilarQuery = parameters_of(learning.FindSimilarRequest, without=("id",), name="SimilarQuery")
+ApproveBody = parameters_of(learning.ApproveProposalRequest, without=("id",), name="ApproveBody")
+RejectBody = parameters_of(learning.RejectProposalRequest, without=("id",), name="RejectBody")
+RetireBody = parameters_of(learning.RetireRuleRequest, without=("id",), name="RetireBody")
 
 
 # ----------------------------------------------------------------------------- errors
@@ -325,7 +350,7 @@ def _model_response(model: BaseModel) -> Response:
     return Response(content=model.model_dump_json(), media_type="application/json")
 
 
-def _install_routes(app: FastAPI, ops: Operations) -> None:
+def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> None:
     @app.get("/healthz", tags=["service"], include_in_schema=False)
     def healthz() -> api.Health:
         return ops.health()
@@ -380,10 +405,16 @@ def _install_routes(app: FastAPI, ops: Operations) -> None:
         return ops.stop_task(api.StopTaskRequest(task_id=task_id, **_fields(body)))
 
     @app.get(f"{PREFIX}/tasks/{{task_id}}/materials", response_model=api.Materials, tags=["evidence"])
-    def get_materials(task_id: TaskIdPath, query: Annotated[MaterialsQuery, Query()]) -> Response:  # type: ignore[valid-type]
+    def get_materials(task_id: TaskIdPath, query: Annotated[MaterialsQuery, Query()]) -> Response:
         """Claims with confidence, uncertainty, controversy and their evidence, computed now from the edges."""
-        options = api.MaterialsOptions(**_fields(query))
-        return _model_response(ops.get_materials(api.GetMaterialsRequest(task_id=task_id, options=options)))
+        fields = _fields(query)
+        limit, cursor = fields.pop("limit"), fields.pop("cursor")
+        options = api.MaterialsOptions(**fields)
+        if limit is not None:
+            request = api.GetMaterialsRequest(task_id=task_id, options=options, limit=limit, cursor=cursor)
+            return _model_response(ops.get_materials(request))
+        request = api.GetMaterialsRequest(task_id=task_id, options=options, limit=REST_STREAM_PAGE, cursor=cursor)
+        return StreamingResponse(ops.get_materials_json(request), media_type="application/json")
 
     @app.get(f"{PREFIX}/tasks/{{task_id}}/graph", response_model=api.EvidenceGraph, tags=["evidence"])
     def get_evidence_graph(task_id: TaskIdPath, query: Annotated[GraphQuery, Query()]) -> Response:  # type: ignore[valid-type]
@@ -419,7 +450,7 @@ def _install_routes(app: FastAPI, ops: Operations) -> None:
     def feedback(task_id: TaskIdPath, body: FeedbackBody) -> trust.FeedbackResponse:  # type: ignore[valid-type]
         """A human correction: domain_block | domain_unblock | domain_clear_override | claim_reject |
         claim_restore | edge_correct, with its args."""
-        return ops.feedback(trust.FeedbackRequest(task_id=task_id, **_fields(body)))
+        return ops.feedback(trust.FeedbackRequest(task_id=task_id, **_with_reviewer(_fields(body), token)))
 
     @app.get(f"{PREFIX}/domains/{{domain}}", tags=["trust"])
     def check_domain(domain: str, _query: Annotated[NoQuery, Query()]) -> trust.DomainDecision:  # type: ignore[valid-type]
@@ -436,10 +467,88 @@ def _install_routes(app: FastAPI, ops: Operations) -> None:
         """Make a calibrator version active (0: none)."""
         return ops.calibration_rollback(request)
 
+    # ------------------------------------------------------------ learning from reviewers
+    @app.get(f"{PREFIX}/learning/feedback", tags=["learning"])
+    def feedback_for_component(query: Annotated[FeedbackListQuery, Query()]) -> learning.FeedbackRecordList:  # type: ignore[valid-type]
+        """The newest feedback records about one component (stance, claims, domain_policy, ...)."""
+        return ops.get_feedback_for_component(learning.FeedbackForComponentRequest(**_fields(query)))
+
+    @app.get(f"{PREFIX}/learning/feedback/{{record_id}}", tags=["learning"])
+    def get_feedback(record_id: str, _query: Annotated[NoQuery, Query()]) -> learning.FeedbackRecord:  # type: ignore[valid-type]
+        """One feedback record with the evaluator's classification."""
+        return ops.get_feedback(learning.GetFeedbackRequest(id=record_id))
+
+    @app.get(f"{PREFIX}/learning/feedback/{{record_id}}/similar", tags=["learning"])
+    def find_similar_feedback(record_id: str, query: Annotated[SimilarQuery, Query()]) -> learning.SimilarRecords:  # type: ignore[valid-type]
+        """Feedback records whose context (claim, passage, labels, comment) is similar to this one's."""
+        return ops.find_similar_feedback(learning.FindSimilarRequest(id=record_id, **_fields(query)))
+
+    @app.post(f"{PREFIX}/learning/proposals", tags=["learning"])
+    def generate_proposals(
+        request: Annotated[learning.GenerateProposalsRequest | None, Body()] = None,
+    ) -> learning.GenerateProposalsResponse:
+        """A batch of proposals from the stance corrections not used yet (measured: slow, runs the judge)."""
+        return ops.generate_proposals(request or learning.GenerateProposalsRequest())
+
+    @app.get(f"{PREFIX}/learning/proposals", tags=["learning"])
+    def list_proposals(query: Annotated[ProposalsQuery, Query()]) -> learning.ProposalList:  # type: ignore[valid-type]
+        """Proposals, newest first (status, component, limit)."""
+        return ops.list_proposals(learning.ListProposalsRequest(**_fields(query)))
+
+    @app.get(f"{PREFIX}/learning/proposals/{{proposal_id}}", tags=["learning"])
+    def get_proposal(proposal_id: str, _query: Annotated[NoQuery, Query()]) -> learning.Proposal:  # type: ignore[valid-type]
+        """One proposal with its evidence, predicted effect, conflicts and reviews."""
+        return ops.get_proposal(learning.GetProposalRequest(id=proposal_id))
+
+    @app.post(f"{PREFIX}/learning/proposals/{{proposal_id}}/approve", tags=["learning"])
+    def approve_proposal(
+        proposal_id: str,
+        body: Annotated[ApproveBody | None, Body()] = None,  # type: ignore[valid-type]
+    ) -> learning.Proposal:
+        """One reviewer's approval (two distinct reviewers, or one with override_reason, activate it)."""
+        fields = _with_reviewer(_fields(body), token)
+        return ops.approve_proposal(learning.ApproveProposalRequest(id=proposal_id, **fields))
+
+    @app.post(f"{PREFIX}/learning/proposals/{{proposal_id}}/reject", tags=["learning"])
+    def reject_proposal(proposal_id: str, body: RejectBody) -> learning.Proposal:  # type: ignore[valid-type]
+        """Reject a pending proposal (reason required)."""
+        fields = _with_reviewer(_fields(body), token)
+        return ops.reject_proposal(learning.RejectProposalRequest(id=proposal_id, **fields))
+
+    @app.post(f"{PREFIX}/learning/rules/propose", tags=["learning"])
+    def propose_rule(request: learning.ProposeRuleRequest) -> learning.Proposal:
+        """A reviewer-written guideline for a component, as a proposal (the same two-reviewer approval)."""
+        return ops.propose_rule(learning.ProposeRuleRequest(**_with_reviewer(dict(request), token)))
+
+    @app.get(f"{PREFIX}/learning/rules", tags=["learning"])
+    def list_rules(query: Annotated[RulesQuery, Query()]) -> learning.RuleList:  # type: ignore[valid-type]
+        """Learned rules (active, or all with include_retired) and each component's rule-set version."""
+        return ops.list_rules(learning.ListRulesRequest(**_fields(query)))
+
+    @app.post(f"{PREFIX}/learning/rules/rollback", tags=["learning"])
+    def rollback_rules(request: learning.RollbackRulesRequest) -> learning.RuleList:
+        """Restore an earlier rule-set version of a component (0: no rules) as a new version."""
+        fields = _with_reviewer(dict(request), token)
+        return ops.rollback_rules(learning.RollbackRulesRequest(**fields))
+
+    @app.post(f"{PREFIX}/learning/rules/{{rule_id}}/retire", tags=["learning"])
+    def retire_rule(rule_id: str, body: RetireBody) -> learning.RuleList:  # type: ignore[valid-type]
+        """Retire an active learned rule (reason required)."""
+        fields = _with_reviewer(_fields(body), token)
+        return ops.retire_rule(learning.RetireRuleRequest(id=rule_id, **fields))
+
     @app.get("/tasks/{task_id}/report", response_class=HTMLResponse, tags=["report"])
     def report(task_id: TaskIdPath) -> HTMLResponse:
         """The evidence report page of a task."""
         return HTMLResponse(ops.report_html(task_id))
+
+
+def _with_reviewer(fields: dict[str, Any], token: str | None) -> dict[str, Any]:
+    """The reviewer of a REST call: the body's reviewer_id, else one derived from the bearer token (a short hash,
+    never the token), else anonymous."""
+    if fields.get("reviewer_id") or not token:
+        return fields
+    return {**fields, "reviewer_id": "rest-token:" + hashlib.sha256(token.encode()).hexdigest()[:12]}
 
 
 def _fields(params: BaseModel | None) -> dict[str, Any]:
@@ -485,7 +594,7 @@ def create_app(
     )
     _install_error_handlers(app)
     _install_guards(app, settings)
-    _install_routes(app, ops)
+    _install_routes(app, ops, settings.api_token.get_secret_value() if settings.api_token else None)
     app.router.routes.extend(mcp_routes)
     return app
 

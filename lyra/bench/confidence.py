@@ -3,7 +3,7 @@
 Builds a synthetic task (claims x edges-per-claim stance edges over a shared pool of fragments) with
 the batched writer, then times both paths on the same graph in the same run and checks they agree.
 The Cypher path is the one every reader uses: ``MaterialsService.materials`` (the Cypher
-`materials/task_materials`) asking for scores only (``evidence_limit=0``).
+`materials/claim_scores`) through ``MaterialsService.scores``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from typing import Any
 from pydantic import BaseModel
 
 from lyra.bootstrap import Services
-from lyra.models.api import GetMaterialsRequest, MaterialsOptions
 from lyra.models.confidence import EdgeEvidence, beta_stats, reference_alpha_beta
 
 RELATIONS = ("SUPPORTS", "REFUTES", "NEUTRAL")
@@ -93,9 +92,8 @@ def python_path(services: Services, task_id: str) -> dict[str, float]:
 
 
 def cypher_path(services: Services, task_id: str) -> dict[str, float]:
-    """Every claim's confidence as get_materials computes it, scores only (no evidence listed)."""
-    request = GetMaterialsRequest(task_id=task_id, options=MaterialsOptions(evidence_limit=0))
-    return {c.claim_id: c.confidence for c in services.materials.materials(request).claims}
+    """Every claim's confidence as get_materials computes it (`MaterialsService.scores`: the same Cypher)."""
+    return {c["claim_id"]: c["confidence"] for c in services.materials.scores(task_id)}
 
 
 def run_confidence_bench(

@@ -9,6 +9,7 @@ import typer
 from lyra.cli import explore, server, tasks, trust
 from lyra.cli.bench import bench_app
 from lyra.cli.evaluate import eval_app
+from lyra.cli.learn import learn_app
 from lyra.cli.train import train_app
 
 app = typer.Typer(help="Lyra: an evidence graph for AI-assisted research, stored in Neo4j.", no_args_is_help=True)
@@ -19,6 +20,7 @@ app.add_typer(explore.graph_app, name="graph")
 app.add_typer(eval_app, name="eval")
 app.add_typer(bench_app, name="bench")
 app.add_typer(train_app, name="train")
+app.add_typer(learn_app, name="learn")
 
 app.command("demo")(tasks.demo)
 app.command("ingest")(tasks.ingest)

@@ -32,7 +32,7 @@ R = TypeVar("R")
 out = Console(width=None if sys.stdout.isatty() else 150)
 err = Console(stderr=True)
 InstanceOption = typer.Option(
-    None, "--instance", help="managed instance: default (7687/7474), test (7688/7475), test2..test6"
+    None, "--instance", help="managed instance: default (7687/7474), test (7688/7475), test2..test6, scratch"
 )
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from lyra.cli.common import handle_errors, operations, out, parse_params
+from lyra.cli.common import handle_errors, operations, out, parse_params, settings_from_env
 from lyra.models.api import CollectGarbageRequest, QueryGraphRequest, QueryViewRequest, VectorSearchRequest
 from lyra.models.validation import parse_one
 
@@ -58,8 +58,21 @@ def graph_query(
 
 @graph_app.command("load")
 @handle_errors
-def graph_load(path: Path) -> None:
+def graph_load(
+    path: Path,
+    bulk: bool = typer.Option(
+        False,
+        "--bulk",
+        help="first big load into an EMPTY managed instance with Neo4j's offline importer: the instance is stopped, "
+        "imported into and started again (lyra/services/bulk_import.py)",
+    ),
+) -> None:
     """Load an evidence graph described in JSON (format: lyra/services/graph_import.py)."""
+    if bulk:
+        from lyra.services.bulk_import import bulk_load_graph_file
+
+        out.print_json(bulk_load_graph_file(path, settings_from_env()).model_dump_json())
+        return
     with operations() as ops:
         out.print_json(ops.load_graph(path).model_dump_json())
 

@@ -30,6 +30,7 @@ from lyra.core.errors import InvalidInputError
 from lyra.core.ids import task_id_for
 from lyra.core.settings import Settings
 from lyra.models.api import (
+    MATERIALS_PAGE_MAX,
     CreateTaskRequest,
     GetAuthQueueRequest,
     GetMaterialsRequest,
@@ -184,8 +185,14 @@ def task_resolve_auth(
         out.print_json(ops.resolve_auth(request).model_dump_json())
 
 
+JSON_PAGE_CLAIMS = 500  # claims per page when `lyra materials --json` streams a task
+
+
 def _materials(ops: Operations, task_id: str, evidence_limit: int) -> Materials:
-    request = parse_one(GetMaterialsRequest, {"task_id": task_id, "options": {"evidence_limit": evidence_limit}})
+    request = parse_one(
+        GetMaterialsRequest,
+        {"task_id": task_id, "options": {"evidence_limit": evidence_limit}, "limit": MATERIALS_PAGE_MAX},
+    )
     return ops.get_materials(request)
 
 
@@ -199,11 +206,18 @@ def materials(
 ) -> None:
     """Every claim of the task with confidence, uncertainty, controversy, alpha, beta, evidence (get_materials)."""
     with operations() as ops:
-        result = _materials(ops, task_id, evidence_limit if as_json else 0)
-    if as_json:
-        print(result.model_dump_json(indent=2))
-    else:
-        out.print(materials_table(result))
+        if as_json:  # streamed page by page: a large task is never held whole
+            request = parse_one(
+                GetMaterialsRequest,
+                {"task_id": task_id, "options": {"evidence_limit": evidence_limit}, "limit": JSON_PAGE_CLAIMS},
+            )
+            for chunk in ops.get_materials_json(request):
+                sys.stdout.buffer.write(chunk)
+            sys.stdout.buffer.write(b"\n")
+            sys.stdout.flush()
+            return
+        result = _materials(ops, task_id, 0)
+    out.print(materials_table(result))
 
 
 @handle_errors

@@ -22,9 +22,14 @@ def feedback(
         ..., help="domain_block | domain_unblock | domain_clear_override | claim_reject | claim_restore | edge_correct"
     ),
     arg: list[str] = typer.Option([], "--arg", help="name=value, e.g. --arg domain_pattern=*.example.org"),
+    reviewer: str | None = typer.Option(None, "--reviewer", help="who reviews (default: anonymous)"),
+    tag: list[str] = typer.Option([], "--tag", help="a label for the learning loop (repeatable)"),
 ) -> None:
-    """Record a human correction (the MCP `feedback` tool); prints what changed."""
-    request = parse_one(FeedbackRequest, {"task_id": task_id, "action": action, "args": parse_params(arg)})
+    """Record a human correction (the MCP `feedback` tool); prints what changed and the feedback record kept."""
+    request = parse_one(
+        FeedbackRequest,
+        {"task_id": task_id, "action": action, "args": parse_params(arg), "reviewer_id": reviewer, "tags": tag},
+    )
     with operations() as ops:
         print(ops.feedback(request).model_dump_json(indent=2))
 

@@ -47,7 +47,7 @@ class Settings(BaseSettings):
     config_dir: Path = PROJECT_ROOT / "config"
 
     # --- the managed local Neo4j (used when NEO4J_URI is not set)
-    neo4j_instance: Literal["default", "test", "test2", "test3", "test4", "test5", "test6"] = "default"
+    neo4j_instance: Literal["default", "test", "test2", "test3", "test4", "test5", "test6", "scratch"] = "default"
     neo4j_heap: str = "1g"
     neo4j_pagecache: str = "512m"
     neo4j_tx_memory_max: str = "1g"
@@ -55,6 +55,8 @@ class Settings(BaseSettings):
 
     # --- graph behaviour
     write_batch_size: int = Field(default=5000, ge=1, le=100_000)
+    # writers running stance-edge batches at once (each on its own claims, so they never wait on each other's locks)
+    write_parallelism: int = Field(default=2, ge=1, le=16)
     cleanup_batch_size: int = Field(default=10_000, ge=1, le=1_000_000)
     query_timeout: float = Field(default=60.0, gt=0)
     # the most bytes of JSON an ad-hoc query (query_graph) may return; past it the query fails with result_too_large
@@ -141,6 +143,18 @@ class Settings(BaseSettings):
     high_rejection_rate_threshold: float = Field(default=0.3, ge=0.0, le=1.0)
     high_rejection_min_samples: int = Field(default=5, ge=1)
     domain_policy_check_seconds: float = Field(default=1.0, ge=0.0)  # how often config/domains.yaml is re-read
+
+    # --- learning from reviewers (issue 15; lyra/services/learning.py)
+    learning_approvals_required: int = Field(default=2, ge=1, le=10)  # distinct reviewers who must approve a proposal
+    learning_max_rules_per_component: int = Field(default=20, ge=1, le=200)  # active rules a component may hold
+    learning_min_evidence: int = Field(default=3, ge=1)  # corrections of one pattern before a proposal is made
+    learning_high_min: int = Field(default=5, ge=2)  # ... before the pattern counts as generalizable_high
+    learning_similarity_threshold: float = Field(default=0.8, ge=0.0, le=1.0)  # find_similar's default
+    learning_propose_examples: bool = True  # also propose a few-shot example for the stance LLM per error pattern
+    learning_auto_propose_after: int = Field(default=0, ge=0)  # new stance corrections that start a batch (0: never)
+    learning_regression_set: Path = PROJECT_ROOT / "config" / "learning" / "regression_pairs.jsonl"
+    learning_regression_per_label: int = Field(default=2, ge=0, le=100)  # regression pairs per label (LLM: slow)
+    learning_rules_refresh_seconds: float = Field(default=5.0, ge=0.0)  # rules re-read from Neo4j at most this often
 
     # --- background jobs (run by `lyra serve` / `lyra mcp`)
     allowed_roots: Annotated[list[Path], NoDecode] = Field(

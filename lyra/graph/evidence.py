@@ -8,6 +8,7 @@ re-discovered pages and fragments keep their existing ids (ADR-0005), claims and
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from lyra.core.errors import InvalidInputError, NotFoundError
@@ -25,9 +26,10 @@ def _batches(rows: Sequence[T], size: int) -> Iterator[Sequence[T]]:
 
 
 class EvidenceRepository:
-    def __init__(self, store: GraphStore, batch_size: int = 5000) -> None:
+    def __init__(self, store: GraphStore, batch_size: int = 5000, parallel_writers: int = 2) -> None:
         self.store = store
         self.batch_size = batch_size
+        self.parallel_writers = max(1, parallel_writers)
 
     # ------------------------------------------------------------------ helpers
     def _write_unique(self, query: str, rows: list[dict[str, Any]], keys: list[str]) -> WriteResult:
@@ -167,7 +169,45 @@ class EvidenceRepository:
                     f"edges[{first}] already gives this (fragment, claim) pair the relation "
                     f"{items[first].relation}; a pair has at most one stance edge",
                 )
-        return self._write_unique("evidence/create_stance_edges", rows, keys)
+        if not items:
+            return WriteResult(ids=[], created=0)
+        # One row per pair, grouped by claim: each claim is locked once per write, and batches hold disjoint claims,
+        # so parallel writers never wait on each other.
+        by_claim: dict[str, list[dict[str, Any]]] = {}
+        for index in first_index.values():
+            by_claim.setdefault(items[index].claim_id, []).append(rows[index])
+        batches: list[list[dict[str, Any]]] = [[]]
+        size = 0
+        for claim_id, group in by_claim.items():
+            if size >= self.batch_size:
+                batches.append([])
+                size = 0
+            batches[-1].append({"claim_id": claim_id, "edges": group})
+            size += len(group)
+
+        def write(batch: list[dict[str, Any]]) -> list[Row]:
+            return self.store.run("evidence/create_stance_edges", {"claims": batch})
+
+        if len(batches) > 1 and self.parallel_writers > 1:
+            with ThreadPoolExecutor(min(self.parallel_writers, len(batches)), thread_name_prefix="lyra-edges") as pool:
+                results = list(pool.map(write, batches))
+        else:
+            results = [write(batch) for batch in batches]
+        created_ids = {r["id"] for result in results for r in result}
+        id_for_key = {key: rows[index]["id"] for key, index in first_index.items() if rows[index]["id"] in created_ids}
+        # pairs that already had an edge keep it (any of the three types): read their ids
+        known = [
+            {"fragment_id": items[index].fragment_id, "claim_id": items[index].claim_id}
+            for key, index in first_index.items()
+            if key not in id_for_key
+        ]
+        for chunk in _batches(known, self.batch_size):
+            for r in self.store.run("evidence/stance_edges_for_pairs", {"pairs": list(chunk)}):
+                id_for_key[f"{r['fragment_id']}|{r['claim_id']}"] = r["id"]
+        missing = len(first_index) - len(id_for_key)
+        if missing:
+            raise NotFoundError(f"evidence/create_stance_edges: {missing} row(s) referenced missing nodes")
+        return WriteResult(ids=[id_for_key[k] for k in keys], created=len(created_ids))
 
     def merge_citations(self, citations: Sequence[CitationIn | dict[str, Any]]) -> WriteResult:
         items = parse_many(CitationIn, citations, "citations")

@@ -31,7 +31,8 @@ from lyra.graph.query_guard import server_procedure_allowlist
 
 log = logging.getLogger(__name__)
 
-# test2..test6 let several checkouts (or parallel test runs) each use a throw-away instance of their own.
+# test2..test6 let several checkouts (or parallel test runs) each use a throw-away instance of their own; scratch is
+# the one the offline-import tests stop, replace and start without touching the instance the rest of a run uses.
 INSTANCE_PORTS: dict[str, tuple[int, int]] = {
     "default": (7687, 7474),
     "test": (7688, 7475),
@@ -40,8 +41,10 @@ INSTANCE_PORTS: dict[str, tuple[int, int]] = {
     "test4": (7691, 7478),
     "test5": (7692, 7479),
     "test6": (7693, 7480),
+    "scratch": (7694, 7481),
 }
 NEO4J_USERNAME = "neo4j"
+_SERVERS: list[subprocess.Popen[bytes]] = []  # servers this process started (see LocalNeo4j.start)
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,21 @@ class ServerStatus:
     browser_url: str
     installed: bool
     initialised: bool
+
+
+def instance_for_uri(uri: str | None) -> str | None:
+    """The managed instance whose Bolt address ``uri`` is (bolt or neo4j scheme on 127.0.0.1/localhost), if any."""
+    if not uri:
+        return None
+    from urllib.parse import urlparse
+
+    parsed = urlparse(uri)
+    if parsed.scheme not in ("bolt", "neo4j") or parsed.hostname not in ("127.0.0.1", "localhost"):
+        return None
+    for name, (bolt, _http) in INSTANCE_PORTS.items():
+        if parsed.port == bolt:
+            return name
+    return None
 
 
 class LocalNeo4j:
@@ -355,6 +373,9 @@ internal.dbms.cypher_ip_blocklist=0.0.0.0/0,::/0
                 start_new_session=True,
             )
         self.pid_file.write_text(f"{proc.pid}\n", encoding="utf-8")
+        # The server outlives this call (and may outlive this process); keep the handle so it is not collected while
+        # the server runs (Popen warns when a running child's handle is dropped).
+        _SERVERS.append(proc)
         log.info("started Neo4j instance %r (pid %s); waiting for it to answer", self.instance, proc.pid)
         if not self._wait_ready(proc, timeout=self.settings.neo4j_start_timeout):
             code = proc.poll()
@@ -397,6 +418,36 @@ internal.dbms.cypher_ip_blocklist=0.0.0.0/0,::/0
         log.warning("Neo4j (pid %s) did not stop within %.0fs; killing it", pid, timeout)
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+
+    def offline_import(self, nodes: list[tuple[str, Path]], relationships: list[tuple[str, Path]]) -> str:
+        """Build the database ``neo4j`` afresh from CSV files with Neo4j's offline importer
+        (``neo4j-admin database import full``); the instance must be stopped. ``nodes``: (labels joined by ':',
+        file); ``relationships``: (type, file); each file starts with the importer's header row. Returns the
+        importer's output; Neo4jServerError when it fails."""
+        if self.pid() is not None:
+            raise Neo4jServerError(f"Neo4j instance {self.instance!r} must be stopped for an offline import")
+        self._write_config()
+        cmd = [
+            self._java(),
+            "-cp",
+            f"{self.home / 'lib'}/*",
+            "org.neo4j.cli.AdminTool",
+            "database",
+            "import",
+            "full",
+            "neo4j",  # the database first: the list-valued options would take a trailing name for a file
+            "--overwrite-destination=true",
+            "--multiline-fields=true",
+            "--threads=2",
+            *(f"--nodes={labels}={path}" for labels, path in nodes),
+            *(f"--relationships={kind}={path}" for kind, path in relationships),
+        ]
+        proc = subprocess.run(
+            cmd, env=self._neo4j_env(), capture_output=True, text=True, check=False, cwd=str(self.dir), timeout=3600
+        )
+        if proc.returncode != 0:
+            raise Neo4jServerError(f"the offline import failed:\n{(proc.stdout + proc.stderr)[-4000:]}")
+        return proc.stdout
 
     def stop(self) -> bool:
         """Stop the instance; returns False when it was not running."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +26,7 @@ from mcp_types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, create_model
 
 from lyra.core.errors import LyraError
-from lyra.models import api, trust
+from lyra.models import api, learning, trust
 from lyra.models.validation import parse_one
 from lyra.services.operations import Operations
 
@@ -49,6 +50,9 @@ interventions in get_status); get_auth_queue lists the items; a person opens the
 the wall, then resolve_auth(task_id, intervention_id, action=retry | cookie | skip). Lyra never solves them itself.
 Corrections: feedback(task_id, action, args) blocks or unblocks domains, rejects or restores claims, and corrects
 edges; check_domain explains whether a domain may be used; calibration_metrics measures the judge against reviews.
+Learning from reviewers: repeated corrections become proposals (list_proposals / get_proposal, with their measured
+predicted effect); approve_proposal needs two distinct reviewers (reviewer_id), reject_proposal a reason; list_rules
+shows the learned rules in force, retire_rule takes one out.
 Lyra reports facts (relations, years, domain categories); interpreting them is your job.
 """
 
@@ -92,6 +96,19 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     return inlined
 
 
+CONTEXT_KWARG = "lyra_request_context"  # the SDK passes the request's context here (never an argument)
+
+
+def _client_name(context: Any) -> str | None:
+    """The calling MCP client's declared name (``clientInfo.name``), reduced to a reviewer id's characters."""
+    try:
+        name = str(context.session.client_params.client_info.name)
+    except (AttributeError, ValueError, RuntimeError):  # no request context, no session or no client info
+        return None
+    cleaned = re.sub(r"[^A-Za-z0-9_.@:+-]+", "-", name).strip("-")[:100]
+    return cleaned or None
+
+
 def _error_text(exc: LyraError) -> str:
     return json.dumps(exc.to_dict(), ensure_ascii=False)
 
@@ -114,6 +131,11 @@ def _make_tool(spec: ToolSpec) -> Tool:
     fields = spec.request.model_fields
 
     def run(**arguments: Any) -> BaseModel:
+        context = arguments.pop(CONTEXT_KWARG, None)
+        if "reviewer_id" in fields and arguments.get("reviewer_id") is None:
+            client = _client_name(context)  # the reviewer defaults to the MCP client that calls
+            if client:
+                arguments["reviewer_id"] = f"mcp:{client}"
         try:
             return spec.call(parse_one(spec.request, arguments, strict=True))
         except LyraError as exc:
@@ -132,7 +154,10 @@ def _make_tool(spec: ToolSpec) -> Tool:
         )
         for name, field in fields.items()
     ]
-    run.__signature__ = inspect.Signature(parameters, return_annotation=spec.response)  # type: ignore[attr-defined]
+    context_parameter = inspect.Parameter(CONTEXT_KWARG, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Any)
+    run.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [*parameters, context_parameter], return_annotation=spec.response
+    )
     run.__annotations__ = {**{p.name: p.annotation for p in parameters}, "return": spec.response}
     run.__name__ = spec.name
     tool = Tool.from_function(
@@ -140,6 +165,7 @@ def _make_tool(spec: ToolSpec) -> Tool:
         name=spec.name,
         title=spec.title,
         description=spec.description,
+        context_kwarg=CONTEXT_KWARG,
         annotations=ToolAnnotations(
             title=spec.title,
             read_only_hint=spec.read_only,
@@ -365,7 +391,9 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
             "that gave it evidence.\n"
             "- edge_correct {edge_id, correct_relation: supports|refutes|neutral, reason?}: marks the edge "
             "human-reviewed; a changed relation re-types it (same id), sets nli_confidence 1.0 and stores a "
-            "correction sample. The next get_materials reflects it.",
+            "correction sample. The next get_materials reflects it.\n"
+            "Every action is also kept as a feedback record for the learning loop (record_id, classification in the "
+            "answer), with reviewer_id (default: mcp:<your client name>) and tags.",
             trust.FeedbackRequest,
             trust.FeedbackResponse,
             ops.feedback,
@@ -410,6 +438,74 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
             read_only=False,
             destructive=False,
             idempotent=True,
+        ),
+        ToolSpec(
+            "list_proposals",
+            "Learned-rule proposals",
+            "Proposals the learning loop made from repeated reviewer corrections, newest first (status: pending | "
+            "approved | rejected; component). Each names its evidence (feedback record ids), the component it "
+            "changes, the exact change, where it goes, the predicted effect measured offline before any approval "
+            "(accuracy / macro-F1 / ECE on the corrected pairs and a regression set, with and without it), conflicts "
+            "with active rules, and its reviews.",
+            learning.ListProposalsRequest,
+            learning.ProposalList,
+            ops.list_proposals,
+            read_only=True,
+        ),
+        ToolSpec(
+            "get_proposal",
+            "One proposal",
+            "A proposal by id (prp_...) with its evidence, predicted effect, conflicts and reviews.",
+            learning.GetProposalRequest,
+            learning.Proposal,
+            ops.get_proposal,
+            read_only=True,
+        ),
+        ToolSpec(
+            "approve_proposal",
+            "Approve a proposal",
+            "One reviewer's approval (reviewer_id; default anonymous). The rule takes effect when two distinct "
+            "reviewers approved it (LYRA_LEARNING_APPROVALS_REQUIRED), or at once with override_reason, which is "
+            "logged; a proposal that contradicts an active rule also needs override_reason. Approved rules join a new "
+            "rule-set version of their component: the stance judge's prompts read them at the next judgement.",
+            learning.ApproveProposalRequest,
+            learning.Proposal,
+            ops.approve_proposal,
+            read_only=False,
+            idempotent=False,
+        ),
+        ToolSpec(
+            "reject_proposal",
+            "Reject a proposal",
+            "Reject a pending proposal; reason is required and kept with the review (append-only).",
+            learning.RejectProposalRequest,
+            learning.Proposal,
+            ops.reject_proposal,
+            read_only=False,
+            idempotent=False,
+        ),
+        ToolSpec(
+            "list_rules",
+            "Learned rules in force",
+            "The learned rules (active; include_retired for all) with their predicted effect and what reviews of "
+            "verdicts made under them show (kept / corrected; a rule corrected more than kept is flagged for "
+            "sunset), and the current rule-set version of each component.",
+            learning.ListRulesRequest,
+            learning.RuleList,
+            ops.list_rules,
+            read_only=True,
+        ),
+        ToolSpec(
+            "retire_rule",
+            "Retire a learned rule",
+            "Take an active rule (lrl_...) out of its component's rules: a new rule-set version without it; reason "
+            "is required and logged. Verdicts cached under the old rule set are not reused.",
+            learning.RetireRuleRequest,
+            learning.RuleList,
+            ops.retire_rule,
+            read_only=False,
+            destructive=True,
+            idempotent=False,
         ),
     ]
 

@@ -58,15 +58,25 @@ class CachedJudge:
     def __init__(self, judge: NLIJudge, cache: NLICache) -> None:
         self.judge_impl = judge
         self.cache = cache
-        self.model_id = judge.model_id
+
+    @property
+    def model_id(self) -> str:
+        """Read from the judge at every call: it changes when the learned rules in its prompts change."""
+        return self.judge_impl.model_id
+
+    @property
+    def rules_version(self) -> int:
+        """The learned rule-set version the wrapped judge's prompts read (0: none)."""
+        return int(getattr(self.judge_impl, "rules_version", 0))
 
     def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIResult]:
-        results: list[NLIResult | None] = [self.cache.get(self.model_id, p, h) for p, h in pairs]
+        model_id = self.model_id
+        results: list[NLIResult | None] = [self.cache.get(model_id, p, h) for p, h in pairs]
         missing = [i for i, r in enumerate(results) if r is None]
         if missing:
             fresh = self.judge_impl.judge([pairs[i] for i in missing])
             for i, result in zip(missing, fresh, strict=True):
-                self.cache.put(self.model_id, pairs[i][0], pairs[i][1], result)
+                self.cache.put(model_id, pairs[i][0], pairs[i][1], result)
                 results[i] = result
         return [r for r in results if r is not None]
 

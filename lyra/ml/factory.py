@@ -9,6 +9,7 @@ from lyra.core.errors import ConfigError
 from lyra.core.settings import Settings
 from lyra.ml.cache import AnswerCache
 from lyra.ml.embedder import BUILTIN_MINILM, SentenceTransformerEmbedder
+from lyra.ml.learned_rules import RuleSource
 from lyra.ml.llm import LlamaCppLLM, OllamaLLM
 from lyra.ml.nli import CrossEncoderJudge, LLMStanceJudge, StanceJudgeConfig
 from lyra.ml.protocols import LLM, Embedder, NLIJudge
@@ -41,8 +42,10 @@ def stance_base_path(settings: Settings) -> str:
 class Models:
     """Lazily built models shared by the services (one embedder, one LLM, one judge per process)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, stance_rules: RuleSource | None = None) -> None:
+        """``stance_rules``: the active learned rules of the stance LLM's prompts (none: the base prompts)."""
         self.settings = settings
+        self.stance_rules = stance_rules
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -72,13 +75,18 @@ class Models:
         """The LLM's yes/no answers, kept across runs (refitting a combiner or re-judging asks nothing twice)."""
         return AnswerCache(self.settings.state_dir / "cache" / "llm_answers.sqlite")
 
-    def llm_questions(self) -> LLMStanceJudge:
+    def llm_questions(self, rules: RuleSource | None = None) -> LLMStanceJudge:
         """The LLM's two yes/no questions, as the trained judge's second opinion (no combiner of its own)."""
         config = replace(self.stance_config(), mode="two_question", calibrate=False, combiner=None)
-        return LLMStanceJudge(self.llm, self.embedder, self.settings.prompts_dir, config, self.answers)
+        return LLMStanceJudge(
+            self.llm, self.embedder, self.settings.prompts_dir, config, self.answers, rules=rules or self.stance_rules
+        )
 
-    @cached_property
-    def nli(self) -> NLIJudge:
+    def stance_judge(self, rules: RuleSource | None = None) -> NLIJudge:
+        """A new judge of the configured kind sharing this instance's LLM, embedder and answer cache; ``rules``
+        (default: the instance's) are the learned rules its LLM prompts read (the learning loop measures a proposed
+        rule with a judge of its own)."""
+        rules = rules or self.stance_rules
         if self.settings.nli_backend == "cross-encoder":
             return CrossEncoderJudge(self.settings.nli_model)
         if self.settings.nli_backend == "trained":
@@ -86,6 +94,12 @@ class Models:
                 self.settings.stance_model_dir,
                 stance_base_path(self.settings),
                 threads=self.settings.llm_threads,
-                llm_judge=self.llm_questions() if self.settings.stance_use_llm else None,
+                llm_judge=self.llm_questions(rules) if self.settings.stance_use_llm else None,
             )
-        return LLMStanceJudge(self.llm, self.embedder, self.settings.prompts_dir, self.stance_config(), self.answers)
+        return LLMStanceJudge(
+            self.llm, self.embedder, self.settings.prompts_dir, self.stance_config(), self.answers, rules=rules
+        )
+
+    @cached_property
+    def nli(self) -> NLIJudge:
+        return self.stance_judge()

@@ -33,6 +33,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from lyra.core.errors import ConfigError
 from lyra.core.text import split_sentences
 from lyra.ml.cache import AnswerCache
+from lyra.ml.learned_rules import STANCE_LLM, LearnedRules, RuleSource, no_rules
 from lyra.ml.protocols import LABELS, LLM, Embedder, NLIResult
 from lyra.ml.stance_features import StanceCombiner, features
 from lyra.sources.injection import Fence
@@ -110,8 +111,12 @@ class LLMStanceJudge:
         prompts_dir: Path,
         config: StanceJudgeConfig | None = None,
         answers: AnswerCache | None = None,
+        rules: RuleSource | None = None,
     ) -> None:
+        """``rules``: the active learned rules of the ``stance_llm`` component, read at every judgement (their
+        guidelines go into the prompts' "learned rules" section, their examples after the built-in ones)."""
         self.llm = llm
+        self.rules = rules or no_rules(STANCE_LLM)
         self.answers = answers
         self.embedder = embedder
         self.config = config or StanceJudgeConfig()
@@ -120,18 +125,19 @@ class LLMStanceJudge:
         prompts = b"".join((prompts_dir / f).read_bytes() for f in PROMPT_FILES)
         fingerprint += "-" + hashlib.sha256(prompts).hexdigest()[:8]
         # what a yes/no answer depends on: the model, the prompts and how many examples they show
-        self._answers_id = f"{llm.model_id}:{hashlib.sha256(prompts).hexdigest()[:16]}:{self.config.examples}"
+        self._base_answers_id = f"{llm.model_id}:{hashlib.sha256(prompts).hexdigest()[:16]}:{self.config.examples}"
         if self.config.mode == "hybrid" and self.config.combiner and Path(self.config.combiner).exists():
             # refitted weights are a different judge: cached verdicts of the old one must not be reused
             weights = Path(self.config.combiner).read_bytes()
             fingerprint += "-" + hashlib.sha256(weights).hexdigest()[:8]
-        self.model_id = f"llm-stance:{llm.model_id}:{fingerprint}"
+        self._base_model_id = f"llm-stance:{llm.model_id}:{fingerprint}"
         env = prompt_environment(prompts_dir)
         self._question = env.get_template("stance_question.j2")
         self._three_way = env.get_template("stance_three_way.j2")
         raw = yaml.safe_load((prompts_dir / "stance_examples.yaml").read_text(encoding="utf-8"))
         self._examples: list[dict[str, str]] = raw[: self.config.examples]
-        self._calibration = _Calibration()
+        self._calibrations: dict[str, _Calibration] = {}
+        self._calibrations_lock = threading.Lock()
         # Our own examples are trusted; their fence stays fixed so the prompt up to the judged passage is the same
         # for every pair (the model's prompt cache reuses it). Each judged passage gets a fresh fence.
         self._examples_fence = Fence.new()
@@ -144,20 +150,51 @@ class LLMStanceJudge:
                 )
             self._combiner = StanceCombiner.load(Path(self.config.combiner))
 
+    # ------------------------------------------------------------------ rules
+    @property
+    def model_id(self) -> str:
+        """The judge's id: its model, configuration, prompt files and, when any are active, the learned rules'
+        version and content (a verdict cached under another rule set is never reused)."""
+        tag = self.rules().tag()
+        return f"{self._base_model_id}+{tag}" if tag else self._base_model_id
+
+    @property
+    def rules_version(self) -> int:
+        return self.rules().version
+
+    def _answers_id(self, rules: LearnedRules) -> str:
+        """Keyed by the rules' content, not their version: the same prompt gives the same answer (a rule measured
+        before its approval, or a rule set restored by a rollback, asks the LLM nothing again)."""
+        return self._base_answers_id if rules.empty else f"{self._base_answers_id}:rules-{rules.fingerprint()}"
+
     # ----------------------------------------------------------------- prompts
     def _messages(
-        self, template: str, passage: str, claim: str, fence: Fence, question: str = ""
+        self,
+        template: str,
+        passage: str,
+        claim: str,
+        fence: Fence,
+        question: str = "",
+        rules: LearnedRules | None = None,
     ) -> list[dict[str, str]]:
-        """The prompt for one pair; the passage (untrusted) goes inside ``fence``, fresh for each pair."""
+        """The prompt for one pair; the passage (untrusted) goes inside ``fence``, fresh for each pair. The
+        active learned rules (read now unless given) add their guidelines and examples."""
+        rules = rules if rules is not None else self.rules()
+        examples = [*self._examples, *rules.examples]
         if template == "three_way":
-            examples = [{**ex, "answer": ex["three_way"]} for ex in self._examples]
             text = self._three_way.render(
-                examples=examples, passage=passage, claim=claim, fence=fence, examples_fence=self._examples_fence
+                examples=[{**ex, "answer": ex["three_way"]} for ex in examples],
+                learned_rules=list(rules.guidelines),
+                passage=passage,
+                claim=claim,
+                fence=fence,
+                examples_fence=self._examples_fence,
             )
         else:
             text = self._question.render(
                 question=question,
-                examples=self._examples,
+                examples=examples,
+                learned_rules=list(rules.guidelines),
                 passage=passage,
                 claim=claim,
                 fence=fence,
@@ -172,21 +209,33 @@ class LLMStanceJudge:
 
     def questions(self, passage: str, claim: str, verdict: bool = True) -> tuple[float, ...]:
         """The yes/no answers (support, contradict) and, with ``verdict``, P(agrees), P(disagrees), P(neither) of
-        the one-word verdict. All questions of a pair share one fence, so each after the first reuses the prompt
-        cache up to its last line. Answers are kept in ``answers`` when given."""
+        the one-word verdict, under the learned rules in force. All questions of a pair share one fence, so each
+        after the first reuses the prompt cache up to its last line. Answers are kept in ``answers`` when given,
+        keyed by the model, the prompt files and the learned rules."""
+        rules = self.rules()
+        answers_id = self._answers_id(rules)
         fence = Fence.new()
         answer = self._cached(
             "yes-no",
+            answers_id,
             passage,
             claim,
-            lambda: (self._yes(passage, claim, "support", fence), self._yes(passage, claim, "contradict", fence)),
+            lambda: (
+                self._yes(passage, claim, "support", fence, rules),
+                self._yes(passage, claim, "contradict", fence, rules),
+            ),
         )
         if not verdict:
             return answer
-        return answer + self._cached("verdict", passage, claim, lambda: self._verdict(passage, claim, fence))
+        verdict_answer = self._cached(
+            "verdict", answers_id, passage, claim, lambda: self._verdict(passage, claim, fence, rules)
+        )
+        return answer + verdict_answer
 
-    def _cached(self, kind: str, passage: str, claim: str, ask: Callable[[], tuple[float, ...]]) -> tuple[float, ...]:
-        key = AnswerCache.key(kind, self._answers_id, passage, claim)
+    def _cached(
+        self, kind: str, answers_id: str, passage: str, claim: str, ask: Callable[[], tuple[float, ...]]
+    ) -> tuple[float, ...]:
+        key = AnswerCache.key(kind, answers_id, passage, claim)
         cached = self.answers.get(key) if self.answers is not None else None
         width = 3 if kind == "verdict" else 2
         if cached is not None and len(cached) == width:
@@ -196,15 +245,21 @@ class LLMStanceJudge:
             self.answers.put(key, answer)
         return answer
 
-    def _verdict(self, passage: str, claim: str, fence: Fence) -> tuple[float, float, float]:
-        prompt = self._messages("question", passage, claim, fence, "verdict")[0]["content"]
+    def _verdict(self, passage: str, claim: str, fence: Fence, rules: LearnedRules) -> tuple[float, float, float]:
+        prompt = self._messages("question", passage, claim, fence, "verdict", rules)[0]["content"]
         probs = self.llm.choose_raw(prompt, list(VERDICT_OPTIONS)).probs
         return probs["agrees"], probs["disagrees"], probs["neither"]
 
-    def _yes(self, passage: str, claim: str, question: str, fence: Fence) -> float:
+    def _yes(self, passage: str, claim: str, question: str, fence: Fence, rules: LearnedRules) -> float:
         # The few-shot pattern is continued as plain text (no chat turn), so the next token is the answer.
-        prompt = self._messages("question", passage, claim, fence, question)[0]["content"]
+        prompt = self._messages("question", passage, claim, fence, question, rules)[0]["content"]
         return self.llm.choose_raw(prompt, ["yes", "no"]).probs["yes"]
+
+    @property
+    def _calibration(self) -> _Calibration:
+        """The content-free priors of the prompts in force (they change with the learned rules)."""
+        with self._calibrations_lock:
+            return self._calibrations.setdefault(self.rules().tag(), _Calibration())
 
     def _ensure_calibration(self) -> None:
         cal = self._calibration

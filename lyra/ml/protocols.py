@@ -39,7 +39,10 @@ class Embedder(Protocol):
 
 @runtime_checkable
 class NLIJudge(Protocol):
-    model_id: str
+    @property
+    def model_id(self) -> str:
+        """What the verdicts depend on (model, configuration, prompts, learned rules): the cache key."""
+        ...
 
     def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIResult]:
         """Judge (premise, hypothesis) pairs."""

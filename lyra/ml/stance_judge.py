@@ -148,15 +148,25 @@ class TrainedStanceJudge:
         self.llm_judge = llm_judge
         self._combiner = None if fitting else self.artifact.combiner(with_llm=llm_judge is not None)
         weights = hashlib.sha256(b"" if self._combiner is None else self._combiner.weights.tobytes()).hexdigest()[:8]
-        self.model_id = f"stance-minilm:{self.artifact.sha256[:12]}:{weights}"
-        if llm_judge is not None:
-            self.model_id += f"+{llm_judge.model_id}"
+        self._base_model_id = f"stance-minilm:{self.artifact.sha256[:12]}:{weights}"
         self._base = base
         self._threads = threads
         self._batch_size = batch_size
         self._max_length = int(self.artifact.manifest["max_length"])
         self._net: Any = None
         self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        """The network and combiner's id, plus the LLM judge's (which carries its learned rules) when attached."""
+        if self.llm_judge is None:
+            return self._base_model_id
+        return f"{self._base_model_id}+{self.llm_judge.model_id}"
+
+    @property
+    def rules_version(self) -> int:
+        """The version of the learned rules in the LLM's prompts (0 without the LLM or without rules)."""
+        return 0 if self.llm_judge is None else self.llm_judge.rules_version
 
     def _load(self) -> Any:
         with self._lock:

@@ -488,9 +488,24 @@ class MaterialsOptions(Request):
     include_not_adopted: bool = Field(default=True, description="include claims a human rejected")
 
 
+MATERIALS_PAGE_DEFAULT = 200
+MATERIALS_PAGE_MAX = 100_000
+
+
 class GetMaterialsRequest(Request):
     task_id: TaskId
     options: MaterialsOptions = Field(default_factory=MaterialsOptions)
+    limit: int = Field(
+        default=MATERIALS_PAGE_DEFAULT,
+        ge=1,
+        le=MATERIALS_PAGE_MAX,
+        description="claims per page (oldest first); when more are left the answer carries next_cursor",
+    )
+    cursor: str | None = Field(
+        default=None,
+        max_length=2000,
+        description="next_cursor of the previous page, to read the next one (omit for the first page)",
+    )
 
 
 class Evidence(Response):
@@ -542,6 +557,9 @@ class Materials(Response):
     status: str
     claims: list[MaterialClaim]
     computed_at: str
+    next_cursor: str | None = Field(
+        default=None, description="pass as cursor to read the next page of claims; null on the last page"
+    )
 
 
 # ----------------------------------------------------------------------------- graph, views, search

@@ -1,9 +1,10 @@
 """The Bayesian confidence model of seed 003 §6.2, as plain math.
 
 alpha and beta are aggregated inside Neo4j by the one Cypher that computes confidence,
-cypher/materials/task_materials.cypher (get_materials: ``MaterialsService.materials``); the functions here
-derive the statistics from them, and :func:`reference_alpha_beta` is the pure-Python twin of that
-aggregation, used by property tests and the benchmark's fetch-into-Python path.
+cypher/materials/claim_scores.cypher (get_materials: ``MaterialsService.materials``; scores only:
+``MaterialsService.scores``); the functions here derive the statistics from them, and
+:func:`reference_alpha_beta` is the pure-Python twin of that aggregation, used by property tests and the
+benchmark's fetch-into-Python path.
 """
 
 from __future__ import annotations

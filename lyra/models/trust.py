@@ -12,6 +12,7 @@ from pydantic import AfterValidator, Field, StringConstraints, field_validator
 
 from lyra.core.net import domain_syntax_error
 from lyra.models.api import JsonParams, Request, Response, TaskId, multi_line, single_line
+from lyra.models.learning import ReviewerId, Tag
 
 Reason = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000), AfterValidator(multi_line)
@@ -37,6 +38,8 @@ class FeedbackRequest(Request):
         "edge_correct"
     )
     args: JsonParams = Field(description="the action's arguments (see the tool description)")
+    reviewer_id: ReviewerId | None = None
+    tags: list[Tag] = Field(default_factory=list, max_length=20, description="labels for the learning loop")
 
 
 class DomainRuleArgs(Request):
@@ -76,6 +79,8 @@ class FeedbackResponse(Response):
     event_id: str
     changed: dict[str, Any] = Field(description="what the action changed (before and after)")
     warnings: list[str] = Field(default_factory=list)
+    record_id: str | None = Field(default=None, description="the feedback record the learning loop keeps of it")
+    classification: str | None = Field(default=None, description="the evaluator's classification of the record")
 
 
 # ----------------------------------------------------------------------------- domains

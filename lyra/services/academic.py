@@ -36,6 +36,7 @@ import numpy as np
 from lyra.core.errors import LyraError, NotFoundError, SourceUnavailable
 from lyra.core.settings import Settings
 from lyra.graph.evidence import EvidenceRepository
+from lyra.ml.learned_rules import RuleSource
 from lyra.ml.nli import prompt_environment
 from lyra.ml.protocols import LLM, Embedder
 from lyra.models.ingest import IngestReport
@@ -150,10 +151,19 @@ def _unit(vectors: np.ndarray) -> np.ndarray:
 class CitationFilter:
     """Stages 0-2 of budgeted citation expansion over one seed paper's candidates (decision 11)."""
 
-    def __init__(self, settings: Settings, embedder: Embedder, llm: Callable[[], LLM | None], prompts_dir: Path):
+    def __init__(
+        self,
+        settings: Settings,
+        embedder: Embedder,
+        llm: Callable[[], LLM | None],
+        prompts_dir: Path,
+        rules: RuleSource | None = None,
+    ):
+        """``rules``: the approved learned rules of ``citation_usefulness``, read at every rating."""
         self.settings = settings
         self.embedder = embedder
         self._llm = llm
+        self.rules = rules
         self._template = prompt_environment(prompts_dir).get_template("citation_usefulness.j2")
 
     def select(
@@ -242,6 +252,7 @@ class CitationFilter:
             title=paper.title,
             abstract=(paper.abstract or "")[: self.settings.citation_abstract_chars],
             fence=Fence.new(),
+            learned_rules=list(self.rules().guidelines) if self.rules else [],
         )
         try:
             answer = llm.generate_json([{"role": "user", "content": prompt}], USEFULNESS_SCHEMA, max_tokens=16)

@@ -14,6 +14,7 @@ Format (local ``key``s tie the parts together; ids are assigned by Lyra)::
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,22 @@ def load_graph_file(path: Path, tasks: TaskService, evidence: EvidenceRepository
     return load_graph(data, tasks, evidence)
 
 
-def load_graph(data: dict[str, Any], tasks: TaskService, evidence: EvidenceRepository) -> ImportReport:
+@dataclass(frozen=True)
+class CheckedGraph:
+    """A graph document's rows as validated models, in input order (fragment, edge and citation ids are
+    placeholders: the rows refer to each other by the document's keys)."""
+
+    task: TaskCreate
+    claims: list[ClaimIn]
+    pages: list[PageIn]
+    fragments: list[FragmentIn]
+    edges: list[StanceEdgeIn]
+    citations: list[CitationIn]
+
+
+def check_graph(data: dict[str, Any]) -> CheckedGraph:
+    """Validate a graph document in full (every key resolved, every row's fields) without writing anything; the
+    first problem raises InvalidInputError naming the field."""
     allowed = {"task", "claims", "pages", "fragments", "edges", "citations"}
     for key in data:
         if key not in allowed:
@@ -79,18 +95,18 @@ def load_graph(data: dict[str, Any], tasks: TaskService, evidence: EvidenceRepos
         _check_key(known_pages, c.get("cited"), f"citations[{i}].cited")
 
     # Validate every row's fields too, so bad input writes nothing at all.
-    parse_one(TaskCreate, {"id": task.get("id"), "hypothesis": task.get("hypothesis")}, "task")
+    task_spec = parse_one(TaskCreate, {"id": task.get("id"), "hypothesis": task.get("hypothesis")}, "task")
     for index, c in enumerate(claims):  # ClaimIn takes fragment ids, which do not exist before an import writes them
         if isinstance(c, dict) and "source_fragment_ids" in c:
             raise InvalidInputError(f"claims[{index}].source_fragment_ids", "unknown field")
-    parse_many(ClaimIn, [{k: v for k, v in c.items() if k != "key"} for c in claims], "claims")
-    parse_many(PageIn, [{k: v for k, v in p.items() if k != "key"} for p in pages], "pages")
-    parse_many(
+    claim_rows = parse_many(ClaimIn, [{k: v for k, v in c.items() if k != "key"} for c in claims], "claims")
+    page_rows = parse_many(PageIn, [{k: v for k, v in p.items() if k != "key"} for p in pages], "pages")
+    fragment_rows = parse_many(
         FragmentIn,
         [{"page_id": "x", **{k: v for k, v in f.items() if k not in ("key", "page")}} for f in fragments],
         "fragments",
     )
-    parse_many(
+    edge_rows = parse_many(
         StanceEdgeIn,
         [
             {
@@ -102,11 +118,25 @@ def load_graph(data: dict[str, Any], tasks: TaskService, evidence: EvidenceRepos
         ],
         "edges",
     )
-    parse_many(
+    citation_rows = parse_many(
         CitationIn,
         [{"citing_page_id": "a", "cited_page_id": "b", "citation_source": c.get("citation_source")} for c in citations],
         "citations",
     )
+    return CheckedGraph(task_spec, claim_rows, page_rows, fragment_rows, edge_rows, citation_rows)
+
+
+def load_graph(data: dict[str, Any], tasks: TaskService, evidence: EvidenceRepository) -> ImportReport:
+    check_graph(data)
+    task = data.get("task") or {}
+    claims = data.get("claims", [])
+    pages = data.get("pages", [])
+    fragments = data.get("fragments", [])
+    edges = data.get("edges", [])
+    citations = data.get("citations", [])
+    page_keys = [p.get("key") for p in pages]
+    fragment_keys = [f.get("key") for f in fragments]
+    claim_keys = ["hypothesis", *(c.get("key") for c in claims)]
     if tasks.tasks.exists(str(task.get("id"))):
         raise ConflictError(f"task {task.get('id')!r} already exists", hint="clean it up first or pick another id")
 

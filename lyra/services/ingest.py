@@ -21,6 +21,7 @@ from lyra.core.settings import Settings
 from lyra.graph.evidence import EvidenceRepository
 from lyra.graph.store import GraphStore
 from lyra.ml.cache import CachedJudge
+from lyra.ml.learned_rules import RuleSource
 from lyra.ml.protocols import LLM, Embedder, NLIJudge, NLIResult
 from lyra.ml.ranking import CandidateRanker
 from lyra.ml.vector_index import FragmentIndex
@@ -107,6 +108,7 @@ class IngestService:
         llm: LLM | None = None,
         gate: DomainGate | None = None,
         calibrator: Callable[[], tuple[Calibrator | None, int | None]] | None = None,
+        claim_rules: RuleSource | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -120,6 +122,7 @@ class IngestService:
         self._llm = llm
         self.gate = gate
         self.calibrator = calibrator
+        self.claim_rules = claim_rules  # the approved learned rules of claim extraction (issue 15)
 
     @property
     def llm(self) -> LLM:
@@ -380,7 +383,7 @@ class IngestService:
         vectors = np.asarray([r["embedding"] for r in rows], dtype=np.float32)
         topic_vector = timer.run(lambda: self.embedder.embed([task["hypothesis"]]))[0]
         best = np.argsort(-(vectors @ topic_vector))[:passages]
-        extractor = ClaimExtractor(self.llm, self.settings.prompts_dir)
+        extractor = ClaimExtractor(self.llm, self.settings.prompts_dir, rules=self.claim_rules)
         found: list[str] = []
         sources: dict[str, list[str]] = {}  # claim text -> the fragments it was extracted from (decision 18)
         for i in best:
@@ -465,6 +468,7 @@ class IngestService:
         cache = self.judge.cache if isinstance(self.judge, CachedJudge) else None
         hits_before = cache.hits if cache else 0
         calibrator, calibrator_version = self.calibrator() if self.calibrator else (None, None)
+        judge_id, rules_version = self.judge.model_id, int(getattr(self.judge, "rules_version", 0))
         edges: list[dict[str, Any]] = []
         for (claim, fragment), result in self._judged(pairs, report, timer):
             report.pairs_judged += 1
@@ -496,6 +500,11 @@ class IngestService:
         counts = Counter(recorded.values())
         if edges:
             written = self.evidence.create_stance_edges(edges)
+            # which judge and learned rule set made the verdicts (issue 15): any edge traces to the rules in force
+            stamped = [{"fragment_id": e["fragment_id"], "claim_id": e["claim_id"]} for e in edges]
+            self.store.run(
+                "learning/stamp_edges", {"pairs": stamped, "judge_id": judge_id, "rules_version": rules_version}
+            )
             report.edges_existing += len(edges) - written.created
             counts.update(e["relation"] for e in edges)
             tick("edges", written.created)

@@ -1,22 +1,42 @@
 """Claim confidence for a task: alpha/beta aggregated in Neo4j, statistics derived from them.
 
-`cypher/materials/task_materials.cypher` is the only Cypher that aggregates a claim's stance edges: every
-reader of confidence (MCP/REST `get_materials`, the CLI, the benchmark) goes through
-:meth:`MaterialsService.materials`. Scores without evidence lists: ``MaterialsOptions(evidence_limit=0)``.
+`cypher/materials/claim_scores.cypher` is the only Cypher that aggregates a claim's stance edges: every reader of
+confidence (MCP/REST `get_materials`, the CLI, the benchmarks) goes through :meth:`MaterialsService.scores` or
+:meth:`MaterialsService.materials`. The evidence lists, years and verification facts come from
+`cypher/materials/claim_evidence.cypher`, which does no confidence math.
+
+get_materials pages through a task's claims: ``limit`` claims per page in a stable order (created_at, then id) and
+an opaque ``next_cursor`` naming the last claim of the page. A large page is split into a few parts aggregated in
+parallel read transactions (Neo4j runs each on its own core).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
+import math
+import re
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
-from lyra.graph.store import GraphStore
+import numpy as np
+from pydantic import TypeAdapter
+
+from lyra.core.errors import InvalidInputError
+from lyra.graph.store import GraphStore, Row
 from lyra.graph.tasks import TaskRepository
-from lyra.models.api import GetMaterialsRequest, Materials
-from lyra.models.confidence import Posterior, beta_stats, credible_intervals
+from lyra.models.api import MATERIALS_PAGE_MAX, GetMaterialsRequest, MaterialClaim, Materials
+from lyra.models.confidence import credible_intervals
 
 CLAIMS_PER_PART = 250
+CURSOR_VERSION = 1
+# toString() of a Neo4j DATETIME: 2025-11-24T04:02:39.123456789Z, or with an offset or a zone id
+_NEO4J_DATETIME = re.compile(
+    r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}(:\d{2})?)(\[[\w/+-]+\])?"
+)
 
 
 def verification(supporting_pages: int, refutes: int, security_rejections: int) -> dict[str, Any]:
@@ -38,6 +58,52 @@ def verification(supporting_pages: int, refutes: int, security_rejections: int) 
     }
 
 
+def beta_columns(alphas: list[float], betas: list[float]) -> tuple[list[float], list[float], list[float]]:
+    """confidence, uncertainty and controversy of every Beta(alpha, beta) at once: the same arithmetic, in the same
+    order, as :func:`lyra.models.confidence.beta_stats` (so the results are identical to the last bit)."""
+    a = np.asarray(alphas, dtype=np.float64)
+    b = np.asarray(betas, dtype=np.float64)
+    total = a + b
+    confidence = a / total
+    uncertainty = np.sqrt((a * b) / (total * total * (total + 1.0)))
+    evidence = total - 2.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        controversy = np.where(evidence > 0, np.minimum(a - 1.0, b - 1.0) / evidence, 0.0)
+    return confidence.tolist(), uncertainty.tolist(), controversy.tolist()
+
+
+def encode_cursor(task_id: str, created_at: str, claim_id: str) -> str:
+    raw = json.dumps({"v": CURSOR_VERSION, "task": task_id, "at": created_at, "id": claim_id}, separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode("utf-8")).decode("ascii").rstrip("=")
+
+
+def decode_cursor(cursor: str, task_id: str) -> tuple[str, str]:
+    """(created_at, claim_id) of the claim a page ended with; InvalidInputError('cursor') for anything that is not a
+    next_cursor this task's get_materials returned."""
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        data = json.loads(raw.decode("utf-8"))
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        data = None
+    if (
+        not isinstance(data, dict)
+        or data.get("v") != CURSOR_VERSION
+        or not isinstance(data.get("at"), str)
+        or not isinstance(data.get("id"), str)
+        or not isinstance(data.get("task"), str)
+    ):
+        raise InvalidInputError(
+            "cursor", "not a cursor get_materials returned", hint="pass next_cursor of the previous page unchanged"
+        )
+    if data["task"] != task_id:
+        raise InvalidInputError(
+            "cursor", f"this cursor pages through task {data['task']!r}, not {task_id!r}", hint="start without cursor"
+        )
+    if not _NEO4J_DATETIME.fullmatch(data["at"]):
+        raise InvalidInputError("cursor", "not a cursor get_materials returned")
+    return data["at"], data["id"]
+
+
 class MaterialsService:
     def __init__(self, store: GraphStore, tasks: TaskRepository, parallel_queries: int = 3) -> None:
         self.store = store
@@ -45,62 +111,116 @@ class MaterialsService:
         self.parallel_queries = parallel_queries
         self._pool = ThreadPoolExecutor(max_workers=max(1, parallel_queries), thread_name_prefix="lyra-materials")
 
-    def _rows(self, params: dict[str, Any]) -> list[dict[str, Any]]:
-        """A large task's claims are split into a few contiguous parts aggregated in parallel read transactions
-        (Neo4j runs each on its own core); the parts come back in claim order."""
-        if self.parallel_queries <= 1:
-            return self.store.run("materials/task_materials", params)
-        ids = [r["claim_id"] for r in self.store.run("tasks/task_claims", {"task_id": params["task_id"]})]
-        parts = min(self.parallel_queries, -(-len(ids) // CLAIMS_PER_PART))
-        if parts <= 1:
-            return self.store.run("materials/task_materials", params)
-        size = -(-len(ids) // parts)
-        chunks = [ids[i : i + size] for i in range(0, len(ids), size)]
-        results = self._pool.map(
-            lambda chunk: self.store.run("materials/task_materials", {**params, "claim_ids": chunk}), chunks
-        )
-        return [row for part in results for row in part]
+    # ------------------------------------------------------------------ queries
+    def _claim_page(self, task_id: str, include_not_adopted: bool, cursor: str | None, limit: int | None) -> list[Row]:
+        after_at, after_id = decode_cursor(cursor, task_id) if cursor is not None else (None, None)
+        params = {
+            "task_id": task_id,
+            "include_not_adopted": include_not_adopted,
+            "after_at": after_at,
+            "after_id": after_id,
+            "limit": limit if limit is not None else MATERIALS_PAGE_MAX * 100,
+        }
+        return self.store.run("materials/task_claim_page", params)
 
+    def _per_claim(self, name: str, claim_ids: list[str], params: dict[str, Any]) -> list[Row]:
+        """Run a per-claim statement over ``claim_ids``; a long list is split into a few contiguous parts run in
+        parallel read transactions. Rows come back in ``claim_ids`` order."""
+        parts = min(self.parallel_queries, -(-len(claim_ids) // CLAIMS_PER_PART))
+        if parts <= 1:
+            rows = self.store.run(name, {**params, "claim_ids": claim_ids})
+        else:
+            size = -(-len(claim_ids) // parts)
+            chunks = [claim_ids[i : i + size] for i in range(0, len(claim_ids), size)]
+            run: Callable[[list[str]], list[Row]] = lambda chunk: self.store.run(name, {**params, "claim_ids": chunk})  # noqa: E731
+            rows = [row for part in self._pool.map(run, chunks) for row in part]
+        if len(rows) != len(claim_ids) or any(r["claim_id"] != c for r, c in zip(rows, claim_ids, strict=True)):
+            order = {c: i for i, c in enumerate(claim_ids)}
+            rows = sorted((r for r in rows if r["claim_id"] in order), key=lambda r: order[r["claim_id"]])
+        return rows
+
+    # ------------------------------------------------------------------ scores
+    def scores(self, task_id: str, include_not_adopted: bool = True) -> list[dict[str, Any]]:
+        """Every claim's alpha, beta, confidence, uncertainty, controversy and counts, in no particular order: one
+        statement, one pass over the stance edges, nothing else read (the cheap call for scoring a whole task).
+        Unknown task: NotFoundError."""
+        self.tasks.get(task_id)
+        rows = self.store.run(
+            "materials/claim_scores",
+            {"task_id": task_id, "claim_ids": None, "include_not_adopted": include_not_adopted},
+        )
+        alphas = [r["alpha"] for r in rows]
+        betas = [r["beta"] for r in rows]
+        confidence, uncertainty, controversy = beta_columns(alphas, betas)
+        return [
+            {
+                "claim_id": r["claim_id"],
+                "alpha": r["alpha"],
+                "beta": r["beta"],
+                "confidence": confidence[i],
+                "uncertainty": uncertainty[i],
+                "controversy": controversy[i],
+                "evidence_count": r["supports_count"] + r["refutes_count"],
+                "supports_count": r["supports_count"],
+                "refutes_count": r["refutes_count"],
+                "neutral_count": r["neutral_count"],
+            }
+            for i, r in enumerate(rows)
+        ]
+
+    # ---------------------------------------------------------------- materials
     def materials(self, request: GetMaterialsRequest) -> Materials:
-        """The seeds' materials export (decisions 13-15), computed now from the edges by one Cypher aggregation.
+        """One page of the seeds' materials export (decisions 13-15), computed now from the edges.
 
         Every claim's confidence, uncertainty, controversy, alpha, beta, evidence_count and the three counts
-        always use all of its edges; ``evidence_limit`` only bounds the evidence listed (0 lists none: the
-        cheap call for scores only). Unknown task: NotFoundError.
+        always use all of its edges; ``evidence_limit`` only bounds the evidence listed (0 lists none). At most
+        ``request.limit`` claims, after ``request.cursor``; ``next_cursor`` is set when more claims follow.
+        Unknown task: NotFoundError; a cursor that is not one of this task's: InvalidInputError('cursor').
         """
         task = self.tasks.get(request.task_id)
         opts = request.options
-        params = {
-            "task_id": request.task_id,
-            "claim_ids": None,
-            "evidence_limit": opts.evidence_limit,
-            "include_neutral": opts.include_neutral,
-            "include_not_adopted": opts.include_not_adopted,
-        }
-        rows = self._rows(params)
-        intervals = credible_intervals([r["alpha"] for r in rows], [r["beta"] for r in rows])
+        page = self._claim_page(request.task_id, opts.include_not_adopted, request.cursor, request.limit + 1)
+        more = len(page) > request.limit
+        page = page[: request.limit]
+        ids = [r["claim_id"] for r in page]
+        scores = self._per_claim(
+            "materials/claim_scores", ids, {"task_id": request.task_id, "include_not_adopted": True}
+        )
+        evidence = self._per_claim(
+            "materials/claim_evidence",
+            ids,
+            {"evidence_limit": opts.evidence_limit, "include_neutral": opts.include_neutral},
+        )
+        alphas = [r["alpha"] for r in scores]
+        betas = [r["beta"] for r in scores]
+        confidence, uncertainty, controversy = beta_columns(alphas, betas)
+        intervals = credible_intervals(alphas, betas)
         claims: list[dict[str, Any]] = []
-        for row, interval in zip(rows, intervals, strict=True):
-            posterior = Posterior(
-                row["alpha"], row["beta"], row["supports_count"], row["refutes_count"], row["neutral_count"]
-            )
+        for i, (row, extra) in enumerate(zip(scores, evidence, strict=True)):
+            items = extra["evidence"]
             claims.append(
                 {
                     "claim_id": row["claim_id"],
-                    "text": row["text"],
-                    **beta_stats(posterior).model_dump(),
+                    "text": extra["text"],
+                    "confidence": confidence[i],
+                    "uncertainty": uncertainty[i],
+                    "controversy": controversy[i],
+                    "alpha": row["alpha"],
+                    "beta": row["beta"],
+                    "evidence_count": row["supports_count"] + row["refutes_count"],
                     "supports_count": row["supports_count"],
                     "refutes_count": row["refutes_count"],
                     "neutral_count": row["neutral_count"],
-                    "claim_adoption_status": row["claim_adoption_status"],
-                    "claim_rejection_reason": row["claim_rejection_reason"],
-                    "credible_interval_95": interval,
-                    **verification(row["supporting_pages"], row["refutes_count"], row["security_rejections"]),
-                    "evidence": row["evidence"],
-                    "evidence_truncated": row["evidence_available"] > len(row["evidence"]),
-                    "evidence_years": {"oldest": row["oldest"], "newest": row["newest"]},
+                    "claim_adoption_status": extra["claim_adoption_status"],
+                    "claim_rejection_reason": extra["claim_rejection_reason"],
+                    "credible_interval_95": intervals[i],
+                    **verification(extra["supporting_pages"], row["refutes_count"], extra["security_rejections"]),
+                    "evidence": items,
+                    "evidence_truncated": extra["evidence_available"] > len(items),
+                    "evidence_years": {"oldest": extra["oldest"], "newest": extra["newest"]},
                 }
             )
+        last = page[-1] if page else None
         # one validation of the whole tree (pydantic-core), not one call per evidence item
         return Materials.model_validate(
             {
@@ -109,5 +229,41 @@ class MaterialsService:
                 "status": task["status"],
                 "claims": claims,
                 "computed_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                "next_cursor": encode_cursor(task["id"], last["created_at"], last["claim_id"])
+                if more and last
+                else None,
             }
         )
+
+    def pages(self, request: GetMaterialsRequest) -> Iterator[Materials]:
+        """Every page from ``request.cursor`` on (``request.limit`` claims each), one at a time, so a caller can
+        stream a large task without holding it whole. Bounded: each page moves the cursor forward."""
+        current = request
+        for _ in range(math.ceil(MATERIALS_PAGE_MAX * 100 / max(1, request.limit)) + 1):
+            page = self.materials(current)
+            yield page
+            if page.next_cursor is None:
+                return
+            current = current.model_copy(update={"cursor": page.next_cursor})
+
+
+_CLAIMS = TypeAdapter(list[MaterialClaim])
+
+
+def materials_json(pages: Iterator[Materials]) -> Iterator[bytes]:
+    """One JSON document for every page, written as the pages arrive: the same object ``Materials.model_dump_json``
+    gives for the whole task at once (the first page's header and ``computed_at``, every claim, ``next_cursor``
+    null), without ever holding more than one page."""
+    computed_at: str | None = None
+    for page in pages:
+        if computed_at is None:
+            computed_at = page.computed_at
+            head = page.model_dump_json(include={"task_id", "hypothesis", "status"})
+            yield head[:-1].encode("utf-8") + b',"claims":['
+            separator = b""
+        if page.claims:
+            yield separator + _CLAIMS.dump_json(page.claims)[1:-1]
+            separator = b","
+    if computed_at is None:
+        raise ValueError("materials_json needs at least one page")
+    yield b'],"computed_at":' + json.dumps(computed_at).encode("utf-8") + b',"next_cursor":null}'

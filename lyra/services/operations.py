@@ -6,16 +6,18 @@ translate transport shapes and errors, so an MCP tool and its REST route cannot 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import quote
 
-from lyra.core.errors import ConflictError
+from lyra.core.errors import ConfigError, ConflictError
 from lyra.core.ids import task_id_for
 from lyra.graph.connection import ConnectionInfo
 from lyra.graph.store import GraphStore, to_plain
 from lyra.graph.tasks import TaskRepository
 from lyra.models.api import (
+    MATERIALS_PAGE_MAX,
     AuthQueue,
     CollectGarbageRequest,
     CreateTaskRequest,
@@ -50,6 +52,27 @@ from lyra.models.api import (
     ViewList,
 )
 from lyra.models.ingest import IngestReport, IngestRequest, ResearchRequest
+from lyra.models.learning import (
+    ApproveProposalRequest,
+    FeedbackForComponentRequest,
+    FeedbackRecord,
+    FeedbackRecordList,
+    FindSimilarRequest,
+    GenerateProposalsRequest,
+    GenerateProposalsResponse,
+    GetFeedbackRequest,
+    GetProposalRequest,
+    ListProposalsRequest,
+    ListRulesRequest,
+    Proposal,
+    ProposalList,
+    ProposeRuleRequest,
+    RejectProposalRequest,
+    RetireRuleRequest,
+    RollbackRulesRequest,
+    RuleList,
+    SimilarRecords,
+)
 from lyra.models.trust import (
     CalibrationMetricsRequest,
     CalibrationResponse,
@@ -68,7 +91,8 @@ from lyra.services.graph_import import ImportReport, load_graph_file
 from lyra.services.ingest import IngestService, Progress
 from lyra.services.interventions import InterventionService
 from lyra.services.jobs import JobService
-from lyra.services.materials import MaterialsService
+from lyra.services.learning import LearningService
+from lyra.services.materials import MaterialsService, materials_json
 from lyra.services.status import StatusService
 from lyra.services.tasks import TaskService
 
@@ -90,6 +114,7 @@ class Operations:
         calibration: CalibrationService,
         ingest: Callable[[], IngestService],
         interventions: InterventionService,
+        learning: Callable[[], LearningService] | None = None,
     ) -> None:
         self.store = store
         self.task_repo = task_repo
@@ -105,6 +130,13 @@ class Operations:
         self.calibration = calibration
         self._ingest = ingest  # built on first use: it loads the models
         self.interventions = interventions
+        self._learning = learning
+
+    @property
+    def learning(self) -> LearningService:
+        if self._learning is None:
+            raise ConfigError("the learning loop is not wired into these operations")
+        return self._learning()
 
     # ------------------------------------------------------------------ service
     def health(self) -> Health:
@@ -215,7 +247,16 @@ class Operations:
 
     # -------------------------------------------------------------- evidence
     def get_materials(self, request: GetMaterialsRequest) -> Materials:
+        """One page of a task's materials (``limit`` claims after ``cursor``; ``next_cursor`` when more follow)."""
         return self._materials.materials(request)
+
+    def get_materials_json(self, request: GetMaterialsRequest) -> Iterator[bytes]:
+        """Every claim from ``request.cursor`` on as one JSON document (the shape of :class:`Materials`), produced
+        page by page (``request.limit`` claims each) for streaming. The first page is read before this returns, so
+        an unknown task or a bad cursor raises here, not halfway through a response."""
+        pages = self._materials.pages(request)
+        first = next(pages)
+        return materials_json(itertools.chain([first], pages))
 
     def get_evidence_graph(self, request: GetEvidenceGraphRequest) -> EvidenceGraph:
         self.task_repo.get(request.task_id)
@@ -246,7 +287,52 @@ class Operations:
 
     # ----------------------------------------------------------- trust and control
     def feedback(self, request: FeedbackRequest) -> FeedbackResponse:
-        return self._feedback.feedback(request)
+        """Apply a feedback action; the learning loop then keeps it as a classified feedback record."""
+        if self._learning is None:
+            return self._feedback.feedback(request)
+        snapshot = None
+        if request.action == "edge_correct":
+            snapshot = self.learning.edge_snapshot(request.task_id, request.args.get("edge_id"))
+        response = self._feedback.feedback(request)
+        record = self.learning.capture(request, response, snapshot)
+        return response.model_copy(update={"record_id": record.id, "classification": record.classification})
+
+    # ------------------------------------------------------------ learning from reviewers
+    def get_feedback(self, request: GetFeedbackRequest) -> FeedbackRecord:
+        return self.learning.get_feedback(request)
+
+    def get_feedback_for_component(self, request: FeedbackForComponentRequest) -> FeedbackRecordList:
+        return self.learning.feedback_for_component(request)
+
+    def find_similar_feedback(self, request: FindSimilarRequest) -> SimilarRecords:
+        return self.learning.find_similar(request)
+
+    def generate_proposals(self, request: GenerateProposalsRequest) -> GenerateProposalsResponse:
+        return self.learning.generate_proposals(request)
+
+    def propose_rule(self, request: ProposeRuleRequest) -> Proposal:
+        return self.learning.propose_rule(request)
+
+    def list_proposals(self, request: ListProposalsRequest) -> ProposalList:
+        return self.learning.list_proposals(request)
+
+    def get_proposal(self, request: GetProposalRequest) -> Proposal:
+        return self.learning.get_proposal(request)
+
+    def approve_proposal(self, request: ApproveProposalRequest) -> Proposal:
+        return self.learning.approve_proposal(request)
+
+    def reject_proposal(self, request: RejectProposalRequest) -> Proposal:
+        return self.learning.reject_proposal(request)
+
+    def list_rules(self, request: ListRulesRequest) -> RuleList:
+        return self.learning.list_rules(request)
+
+    def retire_rule(self, request: RetireRuleRequest) -> RuleList:
+        return self.learning.retire_rule(request)
+
+    def rollback_rules(self, request: RollbackRulesRequest) -> RuleList:
+        return self.learning.rollback_rules(request)
 
     def check_domain(self, request: CheckDomainRequest) -> DomainDecision:
         decision = self.domains.decide(request.domain)
@@ -265,10 +351,13 @@ class Operations:
         from lyra.services.report import render_report
 
         materials = self.get_materials(
-            GetMaterialsRequest(task_id=task_id, options=MaterialsOptions(evidence_limit=evidence_limit))
+            GetMaterialsRequest(
+                task_id=task_id, options=MaterialsOptions(evidence_limit=evidence_limit), limit=MATERIALS_PAGE_MAX
+            )
         )
         timeline = self.explore.query_view("evidence_timeline", {"task_id": task_id}).rows
-        return render_report(materials, timeline)
+        rules = self.learning.report_rows() if self._learning is not None else None
+        return render_report(materials, timeline, rules=rules)
 
     def vector_search(self, request: VectorSearchRequest) -> SearchResults:
         return SearchResults(hits=self.explore.vector_search(request.query, request.task_id, request.k, request.kind))

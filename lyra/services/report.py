@@ -442,12 +442,19 @@ def _environment() -> Environment:
     )
 
 
-def render_report(materials: Materials, timeline: list[dict[str, Any]], *, generated_at: str | None = None) -> str:
+def render_report(
+    materials: Materials,
+    timeline: list[dict[str, Any]],
+    *,
+    generated_at: str | None = None,
+    rules: list[dict[str, Any]] | None = None,
+) -> str:
     """The evidence report page of a task as one self-contained HTML document.
 
     ``timeline`` holds rows ``{"claim_id", "year", "supports", "refutes"}`` (year None = unknown); rows of
-    claims not in ``materials`` are ignored. ``generated_at`` defaults to now (UTC, ISO 8601).
+    claims not in ``materials`` are ignored. ``generated_at`` defaults to now (UTC, ISO 8601). ``rules``: the learned
+    rules in force (``{"id", "component", "rule_type", "content", "predicted", "observed"}``), listed when any.
     """
     stamp = generated_at if generated_at is not None else datetime.now(UTC).isoformat(timespec="seconds")
     view = build_view(materials, timeline, stamp)
-    return _environment().get_template(TEMPLATE).render(report=view)
+    return _environment().get_template(TEMPLATE).render(report=view, rules=rules or [])

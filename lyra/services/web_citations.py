@@ -28,6 +28,7 @@ from urllib.parse import urldefrag, urlsplit
 from lyra.core.errors import InvalidInputError, LyraError
 from lyra.core.settings import Settings
 from lyra.graph.evidence import EvidenceRepository
+from lyra.ml.learned_rules import RuleSource
 from lyra.ml.nli import prompt_environment
 from lyra.ml.protocols import LLM
 from lyra.services.domains import DomainGate
@@ -127,11 +128,14 @@ class CitationDetector:
         gate: DomainGate | None,
         llm: Callable[[], LLM | None],
         prompts_dir: Path,
+        rules: RuleSource | None = None,
     ) -> None:
+        """``rules``: the approved learned rules of ``citation_detection``, read at every question."""
         self.settings = settings
         self.evidence = evidence
         self.gate = gate
         self._llm = llm
+        self.rules = rules
         self._template = prompt_environment(prompts_dir).get_template("detect_citation.j2")
 
     def detect(
@@ -203,7 +207,12 @@ class CitationDetector:
 
     def _ask(self, llm: LLM, title: str, link: Link, passage: str) -> bool:
         prompt = self._template.render(
-            title=title, anchor=link.text, href=link.href, passage=passage, fence=Fence.new()
+            title=title,
+            anchor=link.text,
+            href=link.href,
+            passage=passage,
+            fence=Fence.new(),
+            learned_rules=list(self.rules().guidelines) if self.rules else [],
         )
         try:
             answer = llm.generate_json([{"role": "user", "content": prompt}], ANSWER_SCHEMA, max_tokens=8)

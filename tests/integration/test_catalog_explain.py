@@ -20,8 +20,10 @@ EXPECTED_QUERY_TYPE = {"read": {"r"}, "write": {"w", "rw"}, "schema": {"s"}}
 def dummy_params(query: CypherQuery) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for name in query.parameters:
-        if name in ("rows", "ids", "kinds", "domains", "urls") or name.endswith("_ids"):
+        if name in ("rows", "ids", "kinds", "domains", "urls", "claims", "pairs") or name.endswith("_ids"):
             values[name] = []
+        elif name == "row":
+            values[name] = {}
         elif name in (
             "batch_size",
             "limit",
@@ -34,9 +36,18 @@ def dummy_params(query: CypherQuery) -> dict[str, Any]:
             "samples",
             "train_samples",
             "holdout_samples",
+            "rules_version",
         ):
             values[name] = 100
-        elif name in ("immediate", "include_neutral", "include_not_adopted", "activate", "improves", "flagged"):
+        elif name in (
+            "immediate",
+            "include_neutral",
+            "include_not_adopted",
+            "activate",
+            "improves",
+            "flagged",
+            "override",
+        ):
             values[name] = True
         elif name in (
             "max_seconds",

@@ -234,3 +234,35 @@ def test_auth_queue_and_resolve_auth_commands_keep_the_cookie_off_the_output(
     assert "secret-value-42" in (tmp_path / "state" / "auth" / "cookies.json").read_text(encoding="utf-8")
     again = run_lyra("task", "resolve-auth", "cli_walls", iv, "--action", "retry", env=env)
     assert again.returncode == 2 and "(conflict)" in again.stderr and "already resolved" in again.stderr
+
+
+def test_learn_commands_show_the_feedback_record_with_its_reviewer_and_refuse_bad_reviews(
+    graph: Services, settings: Settings
+) -> None:
+    assert lyra(settings, "graph", "load", "config/examples/example_graph.json").returncode == 0
+    done = lyra(
+        settings,
+        "feedback",
+        "example_vitamin_d",
+        "domain_block",
+        "--arg",
+        "domain_pattern=ads.example.net",
+        "--arg",
+        "reason=adverts",
+        "--reviewer",
+        "ana",
+        "--tag",
+        "spam",
+    )
+    assert done.returncode == 0, done.stderr
+    record_id = json.loads(done.stdout)["record_id"]
+    shown = lyra(settings, "learn", "feedback", record_id)
+    assert shown.returncode == 0, shown.stderr
+    record = json.loads(shown.stdout)
+    assert (record["reviewer_id"], record["tags"], record["component"]) == ("ana", ["spam"], "domain_policy")
+    missing = lyra(settings, "learn", "reject", "prp_missing", "--reason", "no")
+    assert missing.returncode == 2 and "not_found" in missing.stderr
+    no_reason = lyra(settings, "learn", "reject", "prp_missing", "--reason", " ")
+    assert no_reason.returncode == 2 and "reason" in no_reason.stderr
+    rules = lyra(settings, "learn", "rules")
+    assert rules.returncode == 0 and json.loads(rules.stdout) == {"rules": [], "rule_sets": []}

@@ -1,5 +1,5 @@
 """Claim confidence on the live Neo4j, through the one path that computes it: get_materials
-(`MaterialsService.materials`, the Cypher `materials/task_materials`).
+(`MaterialsService.materials` and `.scores`, the Cypher `materials/claim_scores`).
 
 Each example writes its edge lists as claims of a fresh task (every variant an example compares lives in the
 same task, so one get_materials call reads them all) and checks true invariants of seed 003 §6.2 and agreement

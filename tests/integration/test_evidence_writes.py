@@ -147,3 +147,24 @@ def test_edge_to_unknown_claim_is_refused_and_nothing_written(graph: Services) -
 def test_materials_of_unknown_task_is_not_found(graph: Services) -> None:
     with pytest.raises(NotFoundError, match="no_such_task"):
         claim_materials(graph, "no_such_task")
+
+
+def test_parallel_batches_and_concurrent_writers_keep_one_edge_per_pair(graph: Services) -> None:
+    """Several batches (written by parallel writers) and two callers writing the same pairs at once: every pair ends
+    with exactly one edge, and both callers get its id."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    claims = seed_task(graph, "many_pairs", [f"c{i}" for i in range(12)])
+    frags = seed_fragments(graph, 100)
+    rows = [
+        {"fragment_id": f, "claim_id": c, "relation": "SUPPORTS" if i % 2 else "REFUTES", "nli_confidence": 0.5}
+        for i, (c, f) in enumerate((c, f) for c in claims for f in frags)
+    ]
+    assert len(rows) > 2 * graph.evidence.batch_size  # more than one batch per call
+    with ThreadPoolExecutor(2) as pool:
+        first, second = pool.map(graph.evidence.create_stance_edges, [rows, list(reversed(rows))])
+    assert first.created + second.created == len(rows)
+    assert first.ids == list(reversed(second.ids))
+    assert counts(graph)["stance_edges"] == len(rows)
+    again = graph.evidence.create_stance_edges(rows)
+    assert again.created == 0 and again.ids == first.ids

@@ -58,6 +58,7 @@ from lyra.models.api import QueueTargetsRequest, Target
 from lyra.services.explore import ExploreService
 from lyra.services.graph_import import load_graph_file
 from lyra.services.jobs import JobService
+from lyra.services.learning import LearningService
 from lyra.services.operations import Operations
 
 from .helpers import ROOT
@@ -331,6 +332,12 @@ def operations_for(services: Services, root: Path) -> Operations:
         query_timeout=services.settings.query_timeout,
         query_max_bytes=services.settings.query_max_bytes,
     )
+    learning = LearningService(
+        services.store,
+        services.settings.model_copy(update={"state_dir": root.parent / "state"}),
+        services.calibration,
+        embedder=HashEmbedder,
+    )
     return Operations(
         store=services.store,
         task_repo=services.task_repo,
@@ -346,6 +353,7 @@ def operations_for(services: Services, root: Path) -> Operations:
         calibration=services.calibration,
         ingest=lambda: services.ingest,
         interventions=services.interventions,
+        learning=lambda: learning,
     )
 
 

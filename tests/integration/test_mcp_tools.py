@@ -38,6 +38,12 @@ TOOLS = {
     "check_domain": (True, False),
     "calibration_metrics": (False, False),
     "calibration_rollback": (False, False),
+    "list_proposals": (True, False),
+    "get_proposal": (True, False),
+    "approve_proposal": (False, False),
+    "reject_proposal": (False, False),
+    "list_rules": (True, False),
+    "retire_rule": (False, True),
 }
 
 

@@ -286,7 +286,15 @@ def test_unknown_action_and_unknown_args_are_refused(example: Services) -> None:
 # ----------------------------------------------------------------------------- audit log
 def test_audit_logs_have_no_update_or_delete_path() -> None:
     catalog = CypherCatalog.load(ROOT / "cypher")
-    audited = ("DomainOverrideEvent", "FeedbackEvent", "NLICorrection", "SecurityFinding")
+    audited = (
+        "DomainOverrideEvent",
+        "FeedbackEvent",
+        "NLICorrection",
+        "SecurityFinding",
+        "FeedbackRecord",
+        "ProposalReview",
+        "RuleSetVersion",
+    )
     for query in catalog:
         if query.name.startswith("admin/"):
             continue  # wiping a test database is not an application path
@@ -295,7 +303,7 @@ def test_audit_logs_have_no_update_or_delete_path() -> None:
             if label not in body:
                 continue
             assert f"MERGE (e:{label}" not in body and f"MERGE (:{label}" not in body, query.name
-            for var in ("e", "n", "s", "x"):
+            for var in ("e", "n", "s", "x", "r", "v"):
                 if f"({var}:{label}" in body:
                     for verb in (f"SET {var}.", f"DELETE {var}", f"REMOVE {var}.", f"{var} += "):
                         assert verb not in body, f"{query.name} changes {label}"

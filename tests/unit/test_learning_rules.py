@@ -1,0 +1,264 @@
+"""The learning loop's deterministic parts: the evaluator's classification rules, the conflict check, the approval
+rules, and the learned rules in the stance LLM's prompt and id. Declared fakes stand in for the models (no weights,
+no Neo4j)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from lyra.core.errors import ConflictError, InvalidInputError
+from lyra.ml.cache import AnswerCache, CachedJudge, NLICache
+from lyra.ml.claims import ClaimExtractor
+from lyra.ml.learned_rules import STANCE_LLM, LearnedRules
+from lyra.ml.nli import LLMStanceJudge, StanceJudgeConfig, prompt_environment
+from lyra.ml.protocols import TokenChoice
+from lyra.services.learning_rules import (
+    STANCE_GUIDELINES,
+    ActiveRuleFacts,
+    ApprovalFacts,
+    RecordFacts,
+    check_approval,
+    classify,
+    conflicts,
+    reverse_pattern,
+    takes_effect,
+)
+from lyra.sources.injection import Fence
+
+PROMPTS = Path(__file__).resolve().parents[2] / "config" / "prompts"
+
+
+def correction(
+    n: int,
+    predicted: str = "entailment",
+    correct: str = "neutral",
+    reviewer: str = "ana",
+    task: str = "t1",
+    claim: str | None = None,
+    edge: str | None = None,
+) -> RecordFacts:
+    return RecordFacts(
+        id=f"fbr_{n}",
+        kind="correction",
+        component="stance",
+        task_id=task,
+        reviewer_id=reviewer,
+        edge_id=edge or f"edg_{n}",
+        claim_id=claim or f"clm_{n}",
+        predicted_label=predicted,
+        correct_label=correct,
+    )
+
+
+# ----------------------------------------------------------------------------- evaluator
+def test_a_kept_label_is_a_positive_record() -> None:
+    record = RecordFacts("fbr_1", "confirmation", "stance", "t1", "ana", "edg_1", "clm_1", "entailment", "entailment")
+    result = classify(record, [correction(2)])
+    assert result.classification == "positive"
+    assert "kept" in result.rationale
+
+
+def test_the_first_correction_of_its_kind_is_an_edge_case() -> None:
+    result = classify(correction(1), [correction(2, "neutral", "contradiction")])
+    assert result.classification == "edge_case"
+    assert "first correction entailment->neutral" in result.rationale
+
+
+def test_a_recurring_pattern_is_generalizable_low() -> None:
+    result = classify(correction(3), [correction(1), correction(2)])
+    assert result.classification == "generalizable_low"
+    assert result.rationale.startswith("recurring: 3 corrections entailment->neutral on 3 claims")
+
+
+def test_a_widespread_pattern_across_claims_is_generalizable_high_and_more_reviewers_raise_confidence() -> None:
+    history = [correction(i) for i in range(1, 5)]
+    one_reviewer = classify(correction(5), history, high_min=5)
+    assert one_reviewer.classification == "generalizable_high"
+    mixed = [correction(i, reviewer="bo" if i % 2 else "ana", task=f"t{i}") for i in range(1, 5)]
+    two_reviewers = classify(correction(5), mixed, high_min=5)
+    assert two_reviewers.classification == "generalizable_high"
+    assert two_reviewers.confidence > one_reviewer.confidence
+
+
+def test_many_corrections_of_one_claim_stay_low_not_high() -> None:
+    history = [correction(i, claim="clm_same") for i in range(1, 6)]
+    result = classify(correction(6, claim="clm_same"), history, high_min=5)
+    assert result.classification == "generalizable_low"
+
+
+def test_reviewers_disagreeing_on_the_same_edge_make_it_ambiguous() -> None:
+    earlier = correction(1, predicted="entailment", correct="contradiction", reviewer="bo", edge="edg_x")
+    result = classify(correction(2, reviewer="ana", edge="edg_x"), [earlier, correction(3)])
+    assert result.classification == "ambiguous"
+    assert "bo: contradiction" in result.rationale and "ana: neutral" in result.rationale
+
+
+def test_a_near_identical_context_with_another_label_is_ambiguous_but_a_merely_similar_one_is_not() -> None:
+    other = correction(7, predicted="entailment", correct="contradiction", reviewer="bo")
+    assert classify(correction(1), [], similar=[(other, 0.97)]).classification == "ambiguous"
+    result = classify(correction(1), [], similar=[(other, 0.85)])
+    assert result.classification == "edge_case"
+    assert result.similar_ids == ("fbr_7",)
+
+
+def test_claim_and_domain_feedback_is_kept_for_audit_only() -> None:
+    record = RecordFacts("fbr_1", "domain_rule", "domain_policy", "t1", "ana")
+    assert classify(record, []).classification == "edge_case"
+
+
+# ----------------------------------------------------------------------------- conflicts
+def test_a_rule_pulling_the_opposite_way_is_a_conflict_and_the_same_pattern_is_not() -> None:
+    active = [
+        ActiveRuleFacts("lrl_1", STANCE_LLM, "GUIDELINE", "stance:neutral->entailment", "rule one"),
+        ActiveRuleFacts("lrl_2", STANCE_LLM, "GUIDELINE", "stance:contradiction->neutral", "rule two"),
+        ActiveRuleFacts("lrl_3", "claim_extraction", "GUIDELINE", "stance:neutral->entailment", "elsewhere"),
+    ]
+    found = conflicts(STANCE_LLM, "stance:entailment->neutral", active)
+    assert [(rule.id, reason) for rule, reason in found] == [
+        ("lrl_1", "the active rule corrects neutral->entailment, this one entailment->neutral")
+    ]
+    assert conflicts(STANCE_LLM, "stance:contradiction->neutral", active) == []
+
+
+def test_every_pattern_has_a_guideline_and_its_reverse_exists() -> None:
+    assert len(STANCE_GUIDELINES) == 6
+    assert all(reverse_pattern(key) in STANCE_GUIDELINES for key in STANCE_GUIDELINES)
+
+
+# ----------------------------------------------------------------------------- approval
+def facts(**changes: Any) -> ApprovalFacts:
+    base: dict[str, Any] = {"id": "prp_1", "status": "pending", "rule_type": "GUIDELINE", "approvers": frozenset()}
+    return ApprovalFacts(**{**base, **changes})
+
+
+def test_one_reviewer_cannot_approve_twice() -> None:
+    check_approval(facts(), "ana", None)
+    with pytest.raises(ConflictError, match="ana already approved"):
+        check_approval(facts(approvers=frozenset({"ana"})), "ana", None)
+    check_approval(facts(approvers=frozenset({"ana"})), "bo", None)
+
+
+def test_one_approval_takes_effect_only_with_an_override_reason() -> None:
+    assert not takes_effect(1, 2, None)
+    assert takes_effect(2, 2, None)
+    assert takes_effect(1, 2, "urgent: the judge keeps failing on the review queue")
+
+
+def test_a_decided_proposal_cannot_be_approved() -> None:
+    with pytest.raises(ConflictError, match="is rejected, not pending"):
+        check_approval(facts(status="rejected"), "ana", None)
+
+
+def test_a_conflicting_or_unmeasured_proposal_needs_an_override_reason() -> None:
+    with pytest.raises(InvalidInputError) as raised:
+        check_approval(facts(conflicts=("lrl_1: pulls the other way",)), "ana", None)
+    assert raised.value.field == "override_reason" and "lrl_1" in raised.value.message
+    check_approval(facts(conflicts=("lrl_1: pulls the other way",)), "ana", "retiring lrl_1 next")
+    with pytest.raises(InvalidInputError, match="no measured predicted effect"):
+        check_approval(facts(measured=False), "ana", None)
+    check_approval(facts(measured=False, rule_type="NEGATIVE_EXAMPLE"), "ana", None)
+
+
+def test_a_component_holds_at_most_its_rule_limit() -> None:
+    check_approval(facts(active_rules=19, max_rules=20), "ana", None)
+    with pytest.raises(ConflictError, match="already has 20 active rules"):
+        check_approval(facts(active_rules=20, max_rules=20), "ana", None)
+
+
+# ----------------------------------------------------------------------------- deploy: prompts and ids
+class RecordingLLM:
+    """A declared fake LLM: records each prompt, answers 'yes' with 0.7 unless the prompt holds a learned rule."""
+
+    model_id = "fake-llm"
+
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+
+    def choose(self, messages: Sequence[dict[str, str]], options: Sequence[str]) -> TokenChoice:
+        raise AssertionError("not used")
+
+    def choose_raw(self, prompt: str, options: Sequence[str]) -> TokenChoice:
+        self.prompts.append(prompt)
+        yes = 0.2 if "Learned rules" in prompt else 0.7
+        return TokenChoice("yes", {"yes": yes, "no": 1 - yes})
+
+    def generate_json(self, messages: Sequence[dict[str, str]], schema: dict[str, Any], max_tokens: int = 512) -> Any:
+        raise AssertionError("not used")
+
+
+class OnesEmbedder:
+    model_id = "fake-embedder"
+    dimension = 4
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return np.ones((len(texts), 4), dtype=np.float32) / 2.0
+
+
+def test_active_rules_enter_the_prompt_and_the_judge_id_and_an_older_rule_set_is_not_reused(tmp_path: Path) -> None:
+    holder = {"rules": LearnedRules(STANCE_LLM)}
+    llm = RecordingLLM()
+    config = StanceJudgeConfig(mode="two_question", calibrate=False, relevance_gate=None, premise_sentences=None)
+    judge = LLMStanceJudge(
+        llm, OnesEmbedder(), PROMPTS, config, AnswerCache(tmp_path / "a.sqlite"), rules=lambda: holder["rules"]
+    )
+    cached = CachedJudge(judge, NLICache(tmp_path / "nli.sqlite"))
+    pair = [("The passage.", "The claim.")]
+
+    base_id = cached.model_id
+    before = cached.judge(pair)[0]
+    assert "Learned rules" not in llm.prompts[-1]
+    holder["rules"] = LearnedRules(STANCE_LLM, 1, ("Answer no unless the passage measures the claim's outcome.",))
+    assert cached.model_id.startswith(base_id + "+rules:stance_llm@v1:")
+    assert cached.rules_version == 1
+    after = cached.judge(pair)[0]
+    assert "- Answer no unless the passage measures the claim's outcome." in llm.prompts[-1]
+    assert after.probs != before.probs  # judged again under the new rule set, not read from the cache
+    asked = len(llm.prompts)
+    holder["rules"] = LearnedRules(STANCE_LLM, 2, ("Answer no unless the passage measures the claim's outcome.",))
+    assert cached.judge(pair)[0].probs == after.probs  # same content, another version: the LLM's answers are reused
+    assert len(llm.prompts) == asked
+    holder["rules"] = LearnedRules(STANCE_LLM)
+    assert cached.model_id == base_id and cached.judge(pair)[0].probs == before.probs
+
+
+@pytest.mark.parametrize(
+    ("template", "variables"),
+    [
+        ("claim_extraction.j2", {"passage": "P.", "topic": "T", "max_claims": 3}),
+        ("citation_usefulness.j2", {"question": "Q?", "claims": ["C."], "title": "T", "abstract": "A."}),
+        ("detect_citation.j2", {"title": "T", "anchor": "a", "href": "https://x.example/1", "passage": "P."}),
+    ],
+)
+def test_the_other_llm_prompts_show_learned_rules_only_when_there_are_some(
+    template: str, variables: dict[str, Any]
+) -> None:
+    env = prompt_environment(PROMPTS)
+    fence = Fence.new()
+    plain = env.get_template(template).render(**variables, fence=fence)
+    assert env.get_template(template).render(**variables, fence=fence, learned_rules=[]) == plain
+    with_rule = env.get_template(template).render(**variables, fence=fence, learned_rules=["Prefer primary studies."])
+    assert "Learned rules (from reviewed corrections):\n- Prefer primary studies.\n" in with_rule
+    assert with_rule.index("Prefer primary studies.") < with_rule.rindex(fence.open)  # before the untrusted input
+    assert "Learned rules" not in plain
+
+
+def test_claim_extraction_reads_the_rules_in_force_at_every_call() -> None:
+    rules = {"now": LearnedRules("claim_extraction")}
+    llm = JsonLLM()
+    extractor = ClaimExtractor(llm, PROMPTS, rules=lambda: rules["now"])
+    extractor.extract("A passage about drug Q.", "drug Q")
+    assert "Learned rules" not in llm.prompts[-1]
+    rules["now"] = LearnedRules("claim_extraction", 1, ("State the population of each claim.",))
+    extractor.extract("A passage about drug Q.", "drug Q")
+    assert "- State the population of each claim." in llm.prompts[-1]
+
+
+class JsonLLM(RecordingLLM):
+    def generate_json(self, messages: Sequence[dict[str, str]], schema: dict[str, Any], max_tokens: int = 512) -> Any:
+        self.prompts.append(messages[-1]["content"])
+        return {"claims": ["Drug Q lowers blood pressure in adults."]}
