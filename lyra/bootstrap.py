@@ -96,7 +96,7 @@ class Services:
             self.settings,
             self.calibration,
             embedder=lambda: self.models.embedder,
-            judge_factory=lambda rules: self.models.stance_judge(rules),
+            judge_factory=lambda rules, examples: self.models.stance_judge(rules, examples),
         )
 
     def worker_pool(self) -> WorkerPool:
@@ -141,9 +141,13 @@ class Services:
     def models(self) -> Models:
         """The embedder, LLM and NLI judge; nothing heavy loads until first used."""
         from lyra.ml.factory import Models
-        from lyra.ml.learned_rules import STANCE_LLM
+        from lyra.ml.learned_rules import STANCE_LLM, STANCE_TRAINED
 
-        return Models(self.settings, stance_rules=self.learning.rulebook.source(STANCE_LLM))
+        return Models(
+            self.settings,
+            stance_rules=self.learning.rulebook.source(STANCE_LLM),
+            trained_examples=self.learning.rulebook.source(STANCE_TRAINED),
+        )
 
     @cached_property
     def fragment_index(self) -> FragmentIndex:

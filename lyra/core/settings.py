@@ -154,6 +154,8 @@ class Settings(BaseSettings):
     learning_auto_propose_after: int = Field(default=0, ge=0)  # new stance corrections that start a batch (0: never)
     learning_regression_set: Path = PROJECT_ROOT / "config" / "learning" / "regression_pairs.jsonl"
     learning_regression_per_label: int = Field(default=2, ge=0, le=100)  # regression pairs per label (LLM: slow)
+    # the deploy gate: a stance proposal measured to lower the regression set's macro-F1 by more needs an override
+    learning_regression_tolerance: float = Field(default=0.05, ge=0.0, le=1.0)
     learning_rules_refresh_seconds: float = Field(default=5.0, ge=0.0)  # rules re-read from Neo4j at most this often
 
     # --- background jobs (run by `lyra serve` / `lyra mcp`)

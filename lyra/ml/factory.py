@@ -42,10 +42,14 @@ def stance_base_path(settings: Settings) -> str:
 class Models:
     """Lazily built models shared by the services (one embedder, one LLM, one judge per process)."""
 
-    def __init__(self, settings: Settings, stance_rules: RuleSource | None = None) -> None:
-        """``stance_rules``: the active learned rules of the stance LLM's prompts (none: the base prompts)."""
+    def __init__(
+        self, settings: Settings, stance_rules: RuleSource | None = None, trained_examples: RuleSource | None = None
+    ) -> None:
+        """``stance_rules``: the active learned rules of the stance LLM's prompts (none: the base prompts);
+        ``trained_examples``: those of the trained judge (labelled pairs that join its combiner's fit)."""
         self.settings = settings
         self.stance_rules = stance_rules
+        self.trained_examples = trained_examples
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -82,11 +86,12 @@ class Models:
             self.llm, self.embedder, self.settings.prompts_dir, config, self.answers, rules=rules or self.stance_rules
         )
 
-    def stance_judge(self, rules: RuleSource | None = None) -> NLIJudge:
-        """A new judge of the configured kind sharing this instance's LLM, embedder and answer cache; ``rules``
-        (default: the instance's) are the learned rules its LLM prompts read (the learning loop measures a proposed
-        rule with a judge of its own)."""
+    def stance_judge(self, rules: RuleSource | None = None, examples: RuleSource | None = None) -> NLIJudge:
+        """A new judge of the configured kind sharing this instance's LLM, embedder and answer cache; ``rules`` and
+        ``examples`` (default: the instance's) are the learned rules its LLM prompts read and the learned examples
+        its trained combiner is fitted with (the learning loop measures a proposal with a judge of its own)."""
         rules = rules or self.stance_rules
+        examples = examples or self.trained_examples
         if self.settings.nli_backend == "cross-encoder":
             return CrossEncoderJudge(self.settings.nli_model)
         if self.settings.nli_backend == "trained":
@@ -95,6 +100,7 @@ class Models:
                 stance_base_path(self.settings),
                 threads=self.settings.llm_threads,
                 llm_judge=self.llm_questions(rules) if self.settings.stance_use_llm else None,
+                examples=examples,
             )
         return LLMStanceJudge(
             self.llm, self.embedder, self.settings.prompts_dir, self.stance_config(), self.answers, rules=rules

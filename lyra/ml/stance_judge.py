@@ -29,6 +29,7 @@ import numpy as np
 
 from lyra.core.errors import ConfigError
 from lyra.core.text import split_sentences
+from lyra.ml.learned_rules import STANCE_TRAINED, RuleSource, no_rules
 from lyra.ml.nli import LLMStanceJudge
 from lyra.ml.protocols import LABELS, NLIResult
 from lyra.ml.stance_features import StanceCombiner, claim_is_negative, direction_cues, null_finding_score
@@ -131,6 +132,61 @@ def _logit(p: float) -> float:
     return math.log(q / (1.0 - q))
 
 
+FIT_DATA = "combiner_fit.npz"  # the rows the combiners were fitted on, kept so that examples can join the fit
+EXAMPLE_WEIGHT = 5  # how many times a reviewer's example counts in a refit (a handful against ~400 fitting rows)
+
+
+def label_indices(labels: Sequence[str]) -> np.ndarray:
+    return np.asarray([LABELS.index(label) for label in labels], dtype=np.int64)
+
+
+def save_fit_rows(folder: Path, rows: dict[str, np.ndarray], l2: float) -> dict[str, Any]:
+    """Keep the combiners' fitting rows next to them (``<key>_x``, ``<key>_y``), so that labelled examples can later
+    join the fit without the training data or the LLM answers of the calibration fold; returns the manifest entry."""
+    path = folder / FIT_DATA
+    save: Any = np.savez_compressed  # (numpy's stub reads **rows as its allow_pickle flag)
+    with path.open("wb") as handle:
+        save(handle, **rows)
+    return {
+        "file": FIT_DATA,
+        "sha256": sha256_file(path),
+        "rows": {key[:-2]: len(value) for key, value in rows.items() if key.endswith("_y")},
+        "l2": l2,
+    }
+
+
+def load_fit_rows(artifact: StanceArtifact) -> tuple[dict[str, np.ndarray], float]:
+    """The combiners' fitting rows an artifact keeps (hash-checked) and the L2 penalty they were fitted with."""
+    info = artifact.manifest.get("fit_data")
+    if not isinstance(info, dict):
+        raise ConfigError(
+            f"the stance artifact in {artifact.folder} keeps no fitting rows",
+            hint="refit its combiners with `lyra train stance --combiner-only --with-llm`",
+        )
+    path = artifact.folder / str(info["file"])
+    if not path.is_file() or sha256_file(path) != info["sha256"]:
+        raise ConfigError(f"{path} is missing or does not match the sha256 in its manifest; refusing to use it")
+    with np.load(path) as data:
+        return {key: data[key] for key in data.files}, float(info["l2"])
+
+
+def refit_combiner(
+    rows: dict[str, np.ndarray],
+    l2: float,
+    key: str,
+    names: tuple[str, ...],
+    example_x: np.ndarray,
+    example_labels: Sequence[str],
+    weight: int = EXAMPLE_WEIGHT,
+) -> tuple[StanceCombiner, np.ndarray, np.ndarray]:
+    """The combiner ``key`` fitted again on its kept rows plus the examples, each counted ``weight`` times; also
+    returns the rows it was fitted on."""
+    xs = np.vstack([rows[f"{key}_x"], *([example_x] * weight)])
+    ys = np.concatenate([rows[f"{key}_y"], *([label_indices(example_labels)] * weight)])
+    combiner = StanceCombiner.fit(xs, [LABELS[int(i)] for i in ys], l2=l2, feature_names=names)
+    return combiner, xs, ys
+
+
 class TrainedStanceJudge:
     """The offline default judge (``LYRA_NLI_BACKEND=trained``). Thread-safe; loads on first use."""
 
@@ -142,10 +198,15 @@ class TrainedStanceJudge:
         batch_size: int = 64,
         llm_judge: LLMStanceJudge | None = None,
         fitting: bool = False,
+        examples: RuleSource | None = None,
     ) -> None:
-        """``fitting``: only the network is needed (the combiner is being fitted from :meth:`features`)."""
+        """``fitting``: only the network is needed (the combiner is being fitted from :meth:`features`).
+        ``examples``: the learned rules of the ``stance_trained`` component, read at every judgement: labelled pairs
+        approved by reviewers, which join the combiner's fit (:func:`refit_combiner`) while they are active."""
         self.artifact = StanceArtifact.read(folder)
         self.llm_judge = llm_judge
+        self.examples = examples or no_rules(STANCE_TRAINED)
+        self._learned: dict[str, StanceCombiner] = {}  # refitted combiners by the examples' fingerprint
         self._combiner = None if fitting else self.artifact.combiner(with_llm=llm_judge is not None)
         weights = hashlib.sha256(b"" if self._combiner is None else self._combiner.weights.tobytes()).hexdigest()[:8]
         self._base_model_id = f"stance-minilm:{self.artifact.sha256[:12]}:{weights}"
@@ -158,10 +219,37 @@ class TrainedStanceJudge:
 
     @property
     def model_id(self) -> str:
-        """The network and combiner's id, plus the LLM judge's (which carries its learned rules) when attached."""
-        if self.llm_judge is None:
-            return self._base_model_id
-        return f"{self._base_model_id}+{self.llm_judge.model_id}"
+        """The network and combiner's id (with the learned examples in the fit, if any), plus the LLM judge's (which
+        carries its learned rules) when attached."""
+        tag = self.examples().tag()
+        own = f"{self._base_model_id}:{tag}" if tag else self._base_model_id
+        return own if self.llm_judge is None else f"{own}+{self.llm_judge.model_id}"
+
+    def combiner(self) -> StanceCombiner:
+        """The combiner in force: the artifact's, or while reviewer examples are active, the artifact's refitted on
+        its kept rows plus those examples (computed once per set of examples)."""
+        if self._combiner is None:
+            raise ConfigError("the stance judge was opened for fitting; it has no combiner yet")
+        rules = self.examples()
+        if rules.empty:
+            return self._combiner
+        fingerprint = rules.fingerprint()
+        with self._lock:
+            learned = self._learned.get(fingerprint)
+        if learned is not None:
+            return learned
+        key = "combiner" if self.llm_judge is None else "combiner_llm"
+        rows, l2 = load_fit_rows(self.artifact)
+        if f"{key}_x" not in rows:
+            raise ConfigError(f"the stance artifact in {self.artifact.folder} keeps no fitting rows for its {key}")
+        names = self._combiner.feature_names
+        pairs = [(ex["premise"], ex["hypothesis"]) for ex in rules.examples]
+        learned, _, _ = refit_combiner(
+            rows, l2, key, names, self.features(pairs, names), [ex["label"] for ex in rules.examples]
+        )
+        with self._lock:
+            self._learned[fingerprint] = learned
+        return learned
 
     @property
     def rules_version(self) -> int:
@@ -220,12 +308,11 @@ class TrainedStanceJudge:
     def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIResult]:
         if not pairs:
             return []
-        if self._combiner is None:
-            raise ConfigError("the stance judge was opened for fitting; it has no combiner yet")
-        xs = self.features(pairs)
+        combiner = self.combiner()
+        xs = self.features(pairs, combiner.feature_names)
         method = "trained_sentences" if self.llm_judge is None else "trained_sentences+llm"
         results: list[NLIResult] = []
-        for row in self._combiner.probability_rows(xs):
+        for row in combiner.probability_rows(xs):
             probs: dict[str, float] = {label: float(row[i]) for i, label in enumerate(LABELS)}
             label = LABELS[int(np.argmax(row))]
             results.append(NLIResult(label, probs, method))

@@ -159,6 +159,15 @@ def _metrics(pairs: Sequence[LabelledPair], results: Sequence[Any], judge: str) 
     }
 
 
+def _regression_delta(effect: dict[str, Any]) -> float | None:
+    """The measured macro-F1 change on the regression set (None when not measured or the set was empty)."""
+    regression = effect.get("regression") if effect.get("measured") else None
+    if not isinstance(regression, dict) or not regression.get("pairs"):
+        return None
+    delta = regression.get("delta", {}).get("macro_f1")
+    return float(delta) if delta is not None else None
+
+
 def _deltas(before: dict[str, Any], after: dict[str, Any]) -> dict[str, float]:
     return {k: round(after[k] - before[k], 4) for k in ("accuracy", "macro_f1", "ece") if k in before and k in after}
 
@@ -209,6 +218,9 @@ class RuleBook:
                 guidelines.append(str(rule["content"]))
             elif rule["rule_type"] in ("NEGATIVE_EXAMPLE", "POSITIVE_EXAMPLE") and component == STANCE_LLM:
                 examples.append({str(k): str(v) for k, v in json.loads(rule["content"]).items()})
+            elif rule["rule_type"] in ("NEGATIVE_EXAMPLE", "POSITIVE_EXAMPLE") and component == STANCE_TRAINED:
+                # labelled pairs that join the trained judge's combiner fit while the rule is active
+                examples.extend({str(k): str(v) for k, v in pair.items()} for pair in json.loads(rule["content"]))
         return LearnedRules(component, int(rule_set["version"]), tuple(guidelines), tuple(examples))
 
     def source(self, component: str) -> RuleSource:
@@ -274,17 +286,19 @@ class LearningService:
         settings: Settings,
         calibration: CalibrationService,
         embedder: Callable[[], Embedder],
-        judge_factory: Callable[[RuleSource], NLIJudge] | None = None,
+        judge_factory: Callable[[RuleSource, RuleSource], NLIJudge] | None = None,
     ) -> None:
-        """``judge_factory(rules)``: a stance judge of the configured kind whose LLM prompts read ``rules`` (used to
-        measure a proposal's predicted effect; None: proposals are not measured)."""
+        """``judge_factory(rules, examples)``: a stance judge of the configured kind whose LLM prompts read ``rules``
+        and whose trained combiner is fitted with ``examples`` too (used to measure a proposal's predicted effect;
+        None: proposals are not measured)."""
         self.store = store
         self.settings = settings
         self.calibration = calibration
         self.rulebook = RuleBook(store, settings.learning_rules_refresh_seconds)
         self.index = FeedbackIndex(store, settings.state_dir / "faiss" / "feedback", embedder)
         self._judge_factory = judge_factory
-        self._measure_rules: LearnedRules = LearnedRules(STANCE_LLM)
+        # what the measuring judge reads, by component
+        self._measure_rules = {c: LearnedRules(c) for c in (STANCE_LLM, STANCE_TRAINED)}
         self._measure_judge: NLIJudge | None = None
         self._measure_lock = threading.Lock()
         self._batch_lock = threading.Lock()
@@ -529,17 +543,13 @@ class LearningService:
             content = json.dumps(example, ensure_ascii=False)
             proposed = replace(current, examples=(*current.examples, example))
             effect = self.measure_rules(proposed, pairs) if measure else {"measured": False}
-        else:
-            content = json.dumps(
-                [{"id": p.id, "premise": p.premise, "hypothesis": p.hypothesis, "label": p.label} for p in pairs],
-                ensure_ascii=False,
-            )
-            effect = {
-                "measured": False,
-                "why": "an example for the trained network takes effect only after a retrain; measure it with "
-                "`lyra train stance --combiner-only --with-llm --calibration-extra <data version>` and "
-                "`lyra eval nli` before and after",
-            }
+        else:  # labelled pairs for the trained judge: they join its combiner's fit while the rule is active
+            rows = [{"id": p.id, "premise": p.premise, "hypothesis": p.hypothesis, "label": p.label} for p in pairs]
+            content = json.dumps(rows, ensure_ascii=False)
+            trained = self.rulebook.rules(STANCE_TRAINED)
+            examples = tuple({k: str(v) for k, v in row.items()} for row in rows)
+            proposed = replace(trained, examples=(*trained.examples, *examples))
+            effect = self.measure_rules(proposed, pairs) if measure else {"measured": False}
         found = conflicts(component, key, active)
         row = {
             "id": new_id("prp"),
@@ -679,26 +689,30 @@ class LearningService:
         }
 
     def measure_rules(self, proposed: LearnedRules, corrected: Sequence[LabelledPair]) -> dict[str, Any]:
-        """Judge the corrected pairs and the regression set with the active stance-LLM rules, then with the
-        ``proposed`` rule set (the active one plus the proposal); their metrics and deltas, and each pair's label
-        before and after."""
+        """Judge the corrected pairs and the regression set with the rules in force, then with the ``proposed`` rule
+        set of its component (the active one plus the proposal: guidelines or few-shot examples for the stance LLM's
+        prompts, labelled examples in the trained judge's combiner fit); their metrics and deltas, and each pair's
+        label before and after."""
         if self._judge_factory is None:
             return {"measured": False, "why": "no judge to measure with"}
-        current = self.rulebook.rules(STANCE_LLM)
+        in_force = {c: self.rulebook.rules(c) for c in (STANCE_LLM, STANCE_TRAINED)}
+        current = in_force[proposed.component]
         proposed = replace(proposed, version=current.version + 1)
         regression = self.regression_pairs(exclude=corrected)
         with self._measure_lock:
             if self._measure_judge is None:
-                self._measure_judge = self._judge_factory(lambda: self._measure_rules)
+                self._measure_judge = self._judge_factory(
+                    lambda: self._measure_rules[STANCE_LLM], lambda: self._measure_rules[STANCE_TRAINED]
+                )
             judge = self._measure_judge
-            out: dict[str, Any] = {"measured": True}
+            out: dict[str, Any] = {"measured": True, "component": proposed.component}
             started = time.perf_counter()
             for name, pairs in (("corrected", list(corrected)), ("regression", regression)):
                 texts = [(p.premise, p.hypothesis) for p in pairs]
-                self._measure_rules = current
+                self._measure_rules = dict(in_force)
                 before_id = judge.model_id
                 before = judge.judge(texts) if texts else []
-                self._measure_rules = proposed
+                self._measure_rules = {**in_force, proposed.component: proposed}
                 after = judge.judge(texts) if texts else []
                 m_before = _metrics(pairs, before, before_id)
                 m_after = _metrics(pairs, after, judge.model_id)
@@ -717,7 +731,7 @@ class LearningService:
                         for p, b, a in zip(pairs, before, after, strict=True)
                     ],
                 }
-            self._measure_rules = current
+            self._measure_rules = dict(in_force)
         out["judge"] = before_id.split("+rules:")[0]
         out["rules_version_before"] = current.version
         per_label = self.settings.learning_regression_per_label
@@ -785,10 +799,13 @@ class LearningService:
                 rule_type=proposal.rule_type,
                 approvers=frozenset(r.reviewer_id for r in proposal.reviews if r.decision == "approve"),
                 conflicts=tuple(f"{c.rule_id}: {c.reason}" for c in proposal.conflicts),
-                # only the stance LLM has a labelled set to measure on; elsewhere two approvals suffice
-                measured=bool(proposal.predicted_effect.get("measured")) or proposal.component != STANCE_LLM,
+                # only the stance judges have a labelled set to measure on; elsewhere two approvals suffice
+                measured=bool(proposal.predicted_effect.get("measured"))
+                or proposal.component not in (STANCE_LLM, STANCE_TRAINED),
                 active_rules=active,
                 max_rules=self.settings.learning_max_rules_per_component,
+                regression_delta=_regression_delta(proposal.predicted_effect),
+                regression_tolerance=self.settings.learning_regression_tolerance,
             ),
             reviewer,
             request.override_reason,

@@ -177,13 +177,15 @@ class ApprovalFacts:
     measured: bool = True  # its predicted effect was measured
     active_rules: int = 0  # active rules of its component now
     max_rules: int = 20
+    regression_delta: float | None = None  # measured macro-F1 change on the regression set (None: not measured)
+    regression_tolerance: float = 0.05  # how much worse the regression set may get
 
 
 def check_approval(proposal: ApprovalFacts, reviewer: str, override_reason: str | None) -> None:
     """Refuse an approval that the meta-review rules do not allow (raises; returns when it may be recorded):
     the proposal must be pending; a reviewer approves once; a proposal that contradicts an active rule, or a
-    guideline whose effect was not measured, needs an ``override_reason``; a component holds at most
-    ``max_rules`` active rules."""
+    guideline whose effect was not measured, or one measured to make the regression set worse by more than the
+    tolerance (the deploy gate), needs an ``override_reason``; a component holds at most ``max_rules`` active rules."""
     if proposal.status != "pending":
         raise ConflictError(f"proposal {proposal.id} is {proposal.status}, not pending")
     if reviewer in proposal.approvers:
@@ -202,6 +204,14 @@ def check_approval(proposal: ApprovalFacts, reviewer: str, override_reason: str 
             "override_reason",
             f"proposal {proposal.id} has no measured predicted effect; measure it (generate_proposals with "
             "measure=true) or approve with an override_reason",
+        )
+    worse = proposal.regression_delta is not None and proposal.regression_delta < -proposal.regression_tolerance
+    if worse and not override_reason:
+        raise InvalidInputError(
+            "override_reason",
+            f"proposal {proposal.id} was measured to lower the regression set's macro-F1 by "
+            f"{-(proposal.regression_delta or 0.0):.3f} (tolerance {proposal.regression_tolerance}); reject it or "
+            "approve with an override_reason",
         )
     if proposal.active_rules >= proposal.max_rules:
         raise ConflictError(

@@ -19,20 +19,24 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from lyra.core.errors import ConfigError, InvalidInputError
+from lyra.core.errors import InvalidInputError
 from lyra.core.settings import Settings
 from lyra.ml.evaluation import LabelledPair, load_pairs
 from lyra.ml.factory import Models, stance_base_path
 from lyra.ml.nli import LLMStanceJudge
-from lyra.ml.protocols import LABELS
 from lyra.ml.stance_features import StanceCombiner
 from lyra.ml.stance_judge import (
+    EXAMPLE_WEIGHT,
     LLM_FEATURE_SETS,
     MANIFEST,
     PLAIN_FEATURES,
     TENSORS,
     StanceArtifact,
     TrainedStanceJudge,
+    label_indices,
+    load_fit_rows,
+    refit_combiner,
+    save_fit_rows,
 )
 from lyra.ml.stance_training import Row, TrainingConfig, first_per_label, role_of, sentence_rows
 from lyra.ml.stance_training import train_network as _train_network
@@ -92,43 +96,6 @@ def pair_feature_rows(
     return np.concatenate(rows)
 
 
-FIT_DATA = "combiner_fit.npz"
-
-
-def _label_indices(labels: Sequence[str]) -> np.ndarray:
-    return np.asarray([LABELS.index(label) for label in labels], dtype=np.int64)
-
-
-def _save_fit_rows(folder: Path, rows: dict[str, np.ndarray], l2: float) -> dict[str, Any]:
-    """Keep the rows the combiners were fitted on next to them, so that labelled examples can later be added to the
-    fit (:func:`refit_with_examples`) without the training data or the LLM answers of the calibration fold."""
-    path = folder / FIT_DATA
-    save: Any = np.savez_compressed  # (numpy's stub reads **rows as its allow_pickle flag)
-    with path.open("wb") as handle:
-        save(handle, **rows)
-    return {
-        "file": FIT_DATA,
-        "sha256": sha256_file(path),
-        "rows": {key[:-2]: len(value) for key, value in rows.items() if key.endswith("_y")},
-        "l2": l2,
-    }
-
-
-def load_fit_rows(artifact: StanceArtifact) -> tuple[dict[str, np.ndarray], float]:
-    """The combiners' fitting rows an artifact keeps (hash-checked) and the L2 penalty they were fitted with."""
-    info = artifact.manifest.get("fit_data")
-    if not isinstance(info, dict):
-        raise ConfigError(
-            f"the stance artifact in {artifact.folder} keeps no fitting rows",
-            hint="refit its combiners with `lyra train stance --combiner-only --with-llm`",
-        )
-    path = artifact.folder / str(info["file"])
-    if not path.is_file() or sha256_file(path) != info["sha256"]:
-        raise ConfigError(f"{path} is missing or does not match the sha256 in its manifest; refusing to use it")
-    with np.load(path) as data:
-        return {key: data[key] for key in data.files}, float(info["l2"])
-
-
 class RefitSummary(BaseModel):
     output: str
     examples: int
@@ -142,7 +109,7 @@ def refit_with_examples(
     examples: Sequence[LabelledPair],
     base: str,
     llm_judge: LLMStanceJudge | None,
-    weight: int = 5,
+    weight: int = EXAMPLE_WEIGHT,
     threads: int | None = None,
 ) -> RefitSummary:
     """A copy of the artifact in ``source`` whose combiners are refitted on their kept rows plus ``examples``
@@ -161,21 +128,20 @@ def refit_with_examples(
         shutil.copyfile(source / tensors, output / tensors)
     judge = TrainedStanceJudge(source, base, threads=threads, fitting=True, llm_judge=llm_judge)
     manifest = dict(artifact.manifest)
-    added = _label_indices([p.label for p in examples])
     pairs = [(p.premise, p.hypothesis) for p in examples]
+    labels = [p.label for p in examples]
     refitted: list[str] = []
     for key in ("combiner", "combiner_llm"):
         if f"{key}_x" not in rows or key not in manifest or (key == "combiner_llm" and llm_judge is None):
             continue
         names = tuple(manifest[key]["features"])
-        xs = np.vstack([rows[f"{key}_x"], *([judge.features(pairs, names)] * weight)])
-        ys = np.concatenate([rows[f"{key}_y"], *([added] * weight)])
-        combiner = StanceCombiner.fit(xs, [LABELS[int(i)] for i in ys], l2=l2, feature_names=names)
+        combiner, rows[f"{key}_x"], rows[f"{key}_y"] = refit_combiner(
+            rows, l2, key, names, judge.features(pairs, names), labels, weight
+        )
         note = f"{manifest[key].get('note', '')}; refitted with {len(examples)} reviewer examples x{weight}"
         manifest[key] = combiner.to_dict(note)
-        rows[f"{key}_x"], rows[f"{key}_y"] = xs, ys
         refitted.append(key)
-    manifest["fit_data"] = _save_fit_rows(output, rows, l2)
+    manifest["fit_data"] = save_fit_rows(output, rows, l2)
     manifest["learned_examples"] = {"count": len(examples), "weight": weight, "from": str(source)}
     (output / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return RefitSummary(output=str(output), examples=len(examples), weight=weight, combiners=refitted)
@@ -319,7 +285,7 @@ def train_stance(
     manifest["combiner"] = StanceCombiner.fit(xs, labels, l2=config.combiner_l2, feature_names=PLAIN_FEATURES).to_dict(
         note
     )
-    fit_rows: dict[str, np.ndarray] = {"combiner_x": xs, "combiner_y": _label_indices(labels)}
+    fit_rows: dict[str, np.ndarray] = {"combiner_x": xs, "combiner_y": label_indices(labels)}
     if llm_judge is not None:
         judge.llm_judge = llm_judge
         # a seeded shuffle first, so a bounded sample mixes the data sets the way the whole fold does
@@ -335,12 +301,12 @@ def train_stance(
             f"LLM {llm_judge.model_id}"
         )
         manifest["combiner_llm"] = combiner.to_dict(note_llm)
-        fit_rows.update(combiner_llm_x=xs, combiner_llm_y=_label_indices([p.label for p in chosen]))
+        fit_rows.update(combiner_llm_x=xs, combiner_llm_y=label_indices([p.label for p in chosen]))
     elif "combiner_llm" in manifest and combiner_only:
         manifest.pop("fit_data", None)  # the kept LLM combiner's rows are not refitted here: keep nothing stale
     manifest["pairs_by_role"] = {role: len(pairs) for role, pairs in roles.items()}
     if llm_judge is not None or "combiner_llm" not in manifest:
-        manifest["fit_data"] = _save_fit_rows(output, fit_rows, config.combiner_l2)
+        manifest["fit_data"] = save_fit_rows(output, fit_rows, config.combiner_l2)
     (output / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     artifact_info = manifest["artifact"]
     return TrainingSummary(
