@@ -167,7 +167,7 @@ def test_a_conflicting_or_unmeasured_proposal_needs_an_override_reason() -> None
 def test_a_proposal_measured_to_make_the_regression_set_worse_needs_an_override_reason() -> None:
     check_approval(facts(regression_delta=-0.05, regression_tolerance=0.05), "ana", None)  # at the tolerance
     check_approval(facts(regression_delta=None), "ana", None)  # nothing measured on it
-    with pytest.raises(InvalidInputError, match="lower the regression set's macro-F1 by 0.100") as raised:
+    with pytest.raises(InvalidInputError, match=r"lower the regression set's macro-F1 by 0\.100") as raised:
         check_approval(facts(regression_delta=-0.1, regression_tolerance=0.05), "ana", None)
     assert raised.value.field == "override_reason"
     check_approval(facts(regression_delta=-0.1, regression_tolerance=0.05), "ana", "the set is tiny; checked by hand")

@@ -219,3 +219,29 @@ def test_a_combiner_over_features_the_judge_cannot_compute_is_refused(tmp_path: 
     manifest["combiner_llm"] = good.to_dict("test")
     (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     assert StanceArtifact.read(folder).combiner(with_llm=True).feature_names == ("bias", "logit_llm_true")
+
+
+def test_active_reviewer_examples_join_the_combiner_fit_and_the_judge_id(tmp_path: Path) -> None:
+    from lyra.ml.learned_rules import STANCE_TRAINED, LearnedRules
+    from lyra.ml.stance_judge import save_fit_rows
+
+    rng = np.random.default_rng(0)
+    xs = np.hstack([np.ones((60, 1)), rng.random((60, len(PLAIN_FEATURES) - 1))])
+    ys = rng.integers(0, 3, 60)
+    base = StanceCombiner.fit(xs, [LABELS[i] for i in ys], feature_names=PLAIN_FEATURES)
+    folder = _artifact(tmp_path, base.to_dict("base"))
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    manifest["fit_data"] = save_fit_rows(folder, {"combiner_x": xs, "combiner_y": ys}, 0.01)
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    current = [LearnedRules(STANCE_TRAINED)]
+    judge = _FixedNetwork(folder, "base", examples=lambda: current[0])
+    pair = [("One. Two.", "A claim.")]
+    before, base_id = judge.judge(pair)[0], judge.model_id
+    assert judge.combiner() is judge.combiner() and "rules:" not in base_id
+    example = {"id": "r1", "premise": "One. Two.", "hypothesis": "A claim.", "label": "contradiction"}
+    current[0] = LearnedRules(STANCE_TRAINED, 1, examples=(example,) * 3)
+    after = judge.judge(pair)[0]
+    assert after.probs["contradiction"] > before.probs["contradiction"]
+    assert judge.model_id.startswith(f"{base_id}:rules:stance_trained@v1:")
+    current[0] = LearnedRules(STANCE_TRAINED, 2)  # retired: exactly the artifact's combiner again
+    assert judge.judge(pair)[0].probs == before.probs and judge.model_id == base_id
