@@ -70,6 +70,8 @@ class Settings(BaseSettings):
     stance_model_dir: Path = PROJECT_ROOT / "config" / "stance"  # the trained judge (`lyra train stance`)
     stance_base_model: str = "builtin:all-MiniLM-L6-v2"  # the encoder the trained judge was fine-tuned from
     stance_use_llm: bool = True  # the trained judge also asks the local LLM about the decisive sentences
+    # the cascade: with the LLM on, a pair whose network-only verdict is at least this sure skips the LLM (unset: none)
+    stance_llm_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     nli_model: str = "cross-encoder/nli-deberta-v3-small"
     llm_provider: Literal["auto", "embedded", "ollama"] = "auto"
     ollama_host: str | None = Field(default=None, validation_alias=AliasChoices("OLLAMA_HOST", "LYRA_OLLAMA_HOST"))
@@ -219,7 +221,7 @@ class Settings(BaseSettings):
     scholarly_cache_path: Path | None = None  # default: <state_dir>/cache/scholarly.sqlite
     scholarly_cache_ttl_seconds: float = Field(default=7 * 24 * 3600.0, ge=0)  # 0 disables the response cache
 
-    @field_validator("s2_api_key", "openalex_api_key", "contact_email", mode="before")
+    @field_validator("s2_api_key", "openalex_api_key", "contact_email", "stance_llm_threshold", mode="before")
     @classmethod
     def _empty_scholarly_value_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value

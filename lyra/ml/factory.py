@@ -101,6 +101,7 @@ class Models:
                 threads=self.settings.llm_threads,
                 llm_judge=self.llm_questions(rules) if self.settings.stance_use_llm else None,
                 examples=examples,
+                llm_threshold=self.settings.stance_llm_threshold,
             )
         return LLMStanceJudge(
             self.llm, self.embedder, self.settings.prompts_dir, self.stance_config(), self.answers, rules=rules

@@ -199,15 +199,24 @@ class TrainedStanceJudge:
         llm_judge: LLMStanceJudge | None = None,
         fitting: bool = False,
         examples: RuleSource | None = None,
+        llm_threshold: float | None = None,
     ) -> None:
         """``fitting``: only the network is needed (the combiner is being fitted from :meth:`features`).
         ``examples``: the learned rules of the ``stance_trained`` component, read at every judgement: labelled pairs
-        approved by reviewers, which join the combiner's fit (:func:`refit_combiner`) while they are active."""
+        approved by reviewers, which join the combiner's fit (:func:`refit_combiner`) while they are active.
+        ``llm_threshold`` (with an LLM judge): a cascade — a pair whose network-only verdict is at least this sure
+        keeps it, and only the others are put to the LLM (None: every pair is)."""
         self.artifact = StanceArtifact.read(folder)
         self.llm_judge = llm_judge
         self.examples = examples or no_rules(STANCE_TRAINED)
-        self._learned: dict[str, StanceCombiner] = {}  # refitted combiners by the examples' fingerprint
-        self._combiner = None if fitting else self.artifact.combiner(with_llm=llm_judge is not None)
+        self.llm_threshold = llm_threshold if llm_judge is not None else None
+        self._learned: dict[tuple[str, str], StanceCombiner] = {}  # refitted combiners by (key, examples' hash)
+        self._combiners: dict[str, StanceCombiner] = {}
+        if not fitting:
+            self._combiners["combiner"] = self.artifact.combiner(with_llm=False)
+            if llm_judge is not None:
+                self._combiners["combiner_llm"] = self.artifact.combiner(with_llm=True)
+        self._combiner = self._combiners.get("combiner_llm" if llm_judge is not None else "combiner")
         weights = hashlib.sha256(b"" if self._combiner is None else self._combiner.weights.tobytes()).hexdigest()[:8]
         self._base_model_id = f"stance-minilm:{self.artifact.sha256[:12]}:{weights}"
         self._base = base
@@ -223,32 +232,36 @@ class TrainedStanceJudge:
         carries its learned rules) when attached."""
         tag = self.examples().tag()
         own = f"{self._base_model_id}:{tag}" if tag else self._base_model_id
+        if self.llm_threshold is not None:
+            own += f":cascade{self.llm_threshold:g}"
         return own if self.llm_judge is None else f"{own}+{self.llm_judge.model_id}"
 
-    def combiner(self) -> StanceCombiner:
-        """The combiner in force: the artifact's, or while reviewer examples are active, the artifact's refitted on
-        its kept rows plus those examples (computed once per set of examples)."""
-        if self._combiner is None:
+    def combiner(self, key: str | None = None) -> StanceCombiner:
+        """The combiner ``key`` in force (default: the one this judge answers with: ``combiner_llm`` with an LLM,
+        else ``combiner``): the artifact's, or while reviewer examples are active, the artifact's refitted on its
+        kept rows plus those examples (computed once per set of examples)."""
+        key = key or ("combiner_llm" if self.llm_judge is not None else "combiner")
+        base = self._combiners.get(key)
+        if base is None:
             raise ConfigError("the stance judge was opened for fitting; it has no combiner yet")
         rules = self.examples()
         if rules.empty:
-            return self._combiner
-        fingerprint = rules.fingerprint()
+            return base
+        cache_key = (key, rules.fingerprint())
         with self._lock:
-            learned = self._learned.get(fingerprint)
+            learned = self._learned.get(cache_key)
         if learned is not None:
             return learned
-        key = "combiner" if self.llm_judge is None else "combiner_llm"
         rows, l2 = load_fit_rows(self.artifact)
         if f"{key}_x" not in rows:
             raise ConfigError(f"the stance artifact in {self.artifact.folder} keeps no fitting rows for its {key}")
-        names = self._combiner.feature_names
+        names = base.feature_names
         pairs = [(ex["premise"], ex["hypothesis"]) for ex in rules.examples]
         learned, _, _ = refit_combiner(
             rows, l2, key, names, self.features(pairs, names), [ex["label"] for ex in rules.examples]
         )
         with self._lock:
-            self._learned[fingerprint] = learned
+            self._learned[cache_key] = learned
         return learned
 
     @property
@@ -308,9 +321,19 @@ class TrainedStanceJudge:
     def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIResult]:
         if not pairs:
             return []
-        combiner = self.combiner()
+        if self.llm_threshold is None:
+            method = "trained_sentences" if self.llm_judge is None else "trained_sentences+llm"
+            return self._judged(self.combiner(), pairs, method)
+        # the cascade: the network's verdict where it is sure enough, the LLM's second opinion for the rest
+        fast = self._judged(self.combiner("combiner"), pairs, "trained_sentences")
+        unsure = [i for i, result in enumerate(fast) if result.confidence < self.llm_threshold]
+        slow = self._judged(self.combiner(), [pairs[i] for i in unsure], "trained_sentences+llm") if unsure else []
+        for i, result in zip(unsure, slow, strict=True):
+            fast[i] = result
+        return fast
+
+    def _judged(self, combiner: StanceCombiner, pairs: Sequence[tuple[str, str]], method: str) -> list[NLIResult]:
         xs = self.features(pairs, combiner.feature_names)
-        method = "trained_sentences" if self.llm_judge is None else "trained_sentences+llm"
         results: list[NLIResult] = []
         for row in combiner.probability_rows(xs):
             probs: dict[str, float] = {label: float(row[i]) for i, label in enumerate(LABELS)}

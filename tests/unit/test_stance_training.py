@@ -245,3 +245,30 @@ def test_active_reviewer_examples_join_the_combiner_fit_and_the_judge_id(tmp_pat
     assert judge.model_id.startswith(f"{base_id}:rules:stance_trained@v1:")
     current[0] = LearnedRules(STANCE_TRAINED, 2)  # retired: exactly the artifact's combiner again
     assert judge.judge(pair)[0].probs == before.probs and judge.model_id == base_id
+
+
+class _SureOrNot(_FixedNetwork):
+    """Declared fake network: sure of a claim that says "sure", torn on any other."""
+
+    def sentence_probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[list[str], np.ndarray]]:
+        sure, torn = np.asarray([[0.98, 0.01, 0.01]]), np.asarray([[0.34, 0.33, 0.33]])
+        return [(["One."], sure if "sure" in claim else torn) for _, claim in pairs]
+
+
+def test_the_cascade_puts_only_the_networks_unsure_pairs_to_the_llm(tmp_path: Path) -> None:
+    names = PLAIN_FEATURES
+    plain = StanceCombiner(np.zeros((len(names), 3)), names)
+    plain.weights[names.index("max_entailment"), 0] = 8.0  # sure when the network is
+    llm_names = LLM_FEATURE_SETS["yes-no"]
+    llm = StanceCombiner(np.zeros((len(llm_names), 3)), llm_names)
+    llm.weights[llm_names.index("llm_false"), 1] = 8.0  # the LLM's "FALSE?" answer decides
+    folder = _artifact(tmp_path, plain.to_dict("plain"))
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    manifest["combiner_llm"] = llm.to_dict("llm")
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    asked = _FakeQuestions()
+    judge = _SureOrNot(folder, "base", llm_judge=asked, llm_threshold=0.9)  # type: ignore[arg-type]
+    results = judge.judge([("One.", "A sure claim."), ("One.", "A torn claim.")])
+    assert [r.method for r in results] == ["trained_sentences", "trained_sentences+llm"]
+    assert results[0].label == "entailment" and len(asked.asked) == 1
+    assert ":cascade0.9+" in judge.model_id
