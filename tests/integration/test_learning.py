@@ -22,6 +22,7 @@ from lyra.core.settings import Settings
 from lyra.mcp.server import create_mcp_server
 from lyra.ml.learned_rules import CLAIM_EXTRACTION, STANCE_LLM, STANCE_TRAINED
 from lyra.ml.nli import LLMStanceJudge
+from lyra.ml.vector_index import SUFFIX
 from lyra.models.api import QueryGraphRequest
 from lyra.models.learning import (
     ApproveProposalRequest,
@@ -148,11 +149,10 @@ def test_feedback_becomes_classified_records_with_their_reviewer_and_similar_con
         learning.operations.find_similar_feedback(FindSimilarRequest(id=first.record_id, threshold=0.99)).similar == []
     )
 
-    # the index survives a restart and is rebuilt from Neo4j when its files are gone
-    path = learning.settings.state_dir / "faiss" / "feedback"
-    assert path.with_suffix(".faiss").exists()
-    for suffix in (".faiss", ".ids.json"):
-        path.with_suffix(suffix).unlink()
+    # the index survives a restart and is rebuilt from Neo4j when its file is gone
+    saved = (learning.settings.state_dir / "faiss" / "feedback").with_suffix(SUFFIX)
+    assert saved.exists()
+    saved.unlink()
     again = build_services(learning.settings, apply_schema=False)
     try:
         rebuilt = again.operations.find_similar_feedback(FindSimilarRequest(id=first.record_id, threshold=0.5))

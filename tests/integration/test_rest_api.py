@@ -303,7 +303,9 @@ def test_generated_requests_never_cause_a_server_error(fuzz_app: FastAPI) -> Non
     operations = [
         op.ok()
         for op in schema.get_all_operations()
-        if op.ok().path != "/api/v1/search"  # needs the embedding model; covered in test_servers_e2e.py
+        # /search needs the embedding model (covered in test_servers_e2e.py); a stance guideline proposed by a reviewer
+        # is measured with the LLM before anyone reviews it, minutes per call here (covered in test_learning.py)
+        if op.ok().path not in ("/api/v1/search", "/api/v1/learning/rules/propose")
     ]
     assert len(operations) >= 10
     failures: list[str] = []

@@ -329,7 +329,11 @@ def test_requests_never_exceed_the_rate_limit_even_from_several_threads(server: 
             t.join()
     stamps = sorted(c.time for c in server.requests("semantic_scholar"))
     assert len(stamps) == 8
-    assert min(b - a for a, b in itertools.pairwise(stamps)) >= 0.09  # 10/s: 100 ms apart (a little socket jitter)
+    # 10/s: the limiter lets requests go 100 ms apart (tests/unit/test_scholarly_parsing.py checks that exactly);
+    # measured at the server, scheduling jitter on a busy machine lands on single gaps, so any five consecutive
+    # arrivals span at least 0.4 s less 50 ms, and no two arrive closer than half the interval
+    assert all(later - earlier >= 0.4 - 0.05 for earlier, later in zip(stamps, stamps[4:], strict=False)), stamps
+    assert min(b - a for a, b in itertools.pairwise(stamps)) >= 0.05
 
 
 def test_a_rerun_is_served_from_the_cache_without_a_request(server: ReplayServer, tmp_path: Path) -> None:

@@ -176,11 +176,11 @@ def test_two_processes_keep_to_the_domains_qps_together(graph: Services, site: S
     assert len(times) == 12
     spacing = gaps(times)
     # qps 4: never more than 4 requests in any second, whichever process sent them (five consecutive arrivals span a
-    # second, less 50 ms of slack for the scheduling of a busy machine between the moment a request is cleared to go
-    # and the moment the server reads it). Single gaps are measured at arrival too, where that scheduling jitter
-    # (seen up to 50 ms at load average 8) lands on one gap; they must still be well apart, which two processes
-    # keeping only their own state are not (both start at once)
-    assert all(later - earlier >= 1.0 - 0.05 for earlier, later in zip(times, times[4:], strict=False)), spacing
+    # second, less 100 ms of slack for the scheduling of a busy machine between the moment a request is cleared to go
+    # and the moment the server reads it: a window came 52 ms short at load 4). Single gaps are measured at arrival
+    # too, where that jitter (seen up to 50 ms at load average 8) lands on one gap; they must still be well apart,
+    # which two processes keeping only their own state are not (both start at once)
+    assert all(later - earlier >= 1.0 - 0.1 for earlier, later in zip(times, times[4:], strict=False)), spacing
     assert min(spacing) >= 0.5 / QPS, spacing
     print(f"\nshared.test at qps {QPS}: 12 requests from 2 processes, smallest gap {min(spacing):.3f} s")
 

@@ -87,8 +87,9 @@ class RequestBudget:
 
 
 class RateLimiter:
-    """Spaces requests at least ``1 / per_second`` seconds apart, across threads: each caller reserves the next
-    free slot under a lock and sleeps outside it."""
+    """Spaces requests at least ``1 / per_second`` seconds apart, across threads. A caller goes when the interval
+    since the previous caller *went* has passed, checked under a lock after every sleep, so a caller that wakes late
+    pushes the next one back instead of letting two requests leave closer together than the interval."""
 
     def __init__(self, per_second: float) -> None:
         self.interval = 1.0 / per_second
@@ -96,15 +97,15 @@ class RateLimiter:
         self._lock = threading.Lock()
 
     def acquire(self) -> float:
-        """Wait for this caller's slot; returns the seconds waited."""
-        with self._lock:
-            now = time.monotonic()
-            slot = max(now, self._next)
-            self._next = slot + self.interval
-        wait = slot - now
-        if wait > 0:
+        """Wait for this caller's turn; returns the monotonic time at which it was cleared to go."""
+        while True:
+            with self._lock:
+                now = time.monotonic()
+                if now >= self._next:
+                    self._next = now + self.interval
+                    return now
+                wait = self._next - now
             time.sleep(wait)
-        return wait
 
 
 _LIMITERS: dict[tuple[str, str, float], RateLimiter] = {}
