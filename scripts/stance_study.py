@@ -121,6 +121,7 @@ def main() -> None:
     parser.add_argument("--sets", default="calibration,dev,scifact0,covid0,handwritten")
     parser.add_argument("--l2", default="0.01,0.001")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--cached-only", action="store_true", help="score on the pairs already computed, ask nothing")
     args = parser.parse_args()
     settings = load_settings()
     root = Path(__file__).resolve().parents[1]
@@ -139,7 +140,11 @@ def main() -> None:
             record = json.loads(line)
             if record.get("tag", tag) == tag:
                 cache[record["key"]] = record["row"]
-    features = {name: compute(judge, name, data[name], cache, path, tag) for name in args.sets.split(",")}
+    if args.cached_only:  # the pairs computed so far (e.g. while a run is still going)
+        data = {n: [p for i, p in enumerate(ps) if pair_key(n, p, i) in cache] for n, ps in data.items()}
+        data = {n: ps for n, ps in data.items() if ps}
+    wanted = [name for name in args.sets.split(",") if name in data]
+    features = {name: compute(judge, name, data[name], cache, path, tag) for name in wanted}
     if "calibration" not in features:
         return
     report: list[dict[str, object]] = []
@@ -153,9 +158,11 @@ def main() -> None:
             if extra:
                 fit_x = np.vstack([fit_x, features["handwritten"]])
                 fit_y = [*fit_y, *(p.label for p in data["handwritten"])]
-            for l2 in (float(x) for x in args.l2.split(",")):
-                combiner = StanceCombiner.fit(columns(fit_x, names, transform), fit_y, l2=l2, feature_names=names)
-                row: dict[str, object] = {"variant": variant, "handwritten": extra, "l2": l2}
+            for l2, balanced in ((float(x), b) for x in args.l2.split(",") for b in (False, True)):
+                combiner = StanceCombiner.fit(
+                    columns(fit_x, names, transform), fit_y, l2=l2, feature_names=names, balanced=balanced
+                )
+                row: dict[str, object] = {"variant": variant, "handwritten": extra, "l2": l2, "balanced": balanced}
                 for name in evaluated:
                     probs = combiner.probability_rows(columns(features[name], names, transform))
                     row[name] = score(data[name], results_of(probs, variant), variant, 1.0).model_dump()
@@ -164,11 +171,9 @@ def main() -> None:
     if args.json:
         print(json.dumps({"variants": report, "cascade": cascade}, indent=2))
         return
-    print(
-        "| variant | + hand-written | L2 | "
-        + " | ".join(f"{n} macro-F1 / recall S C N / swaps / ECE" for n in evaluated)
-    )
-    print("| --- | --- | --- | " + " | ".join("---" for _ in evaluated) + " |")
+    heads = " | ".join(f"{n}: macro-F1 / recall S C N / swaps / ECE" for n in evaluated)
+    print(f"| variant | + hand-written | L2 | balanced | {heads} |")
+    print("| --- | --- | --- | --- | " + " | ".join("---" for _ in evaluated) + " |")
     for row in report:
         cells = []
         for name in evaluated:
@@ -176,9 +181,8 @@ def main() -> None:
             assert isinstance(ev, dict)
             recall = " ".join(f"{ev['per_class'][lab]['recall']:.2f}" for lab in LABELS)
             cells.append(f"{ev['macro_f1']:.3f} / {recall} / {ev['swap_rate']:.0%} / {ev['ece']:.3f}")
-        print(
-            f"| {row['variant']} | {'yes' if row['handwritten'] else 'no'} | {row['l2']} | " + " | ".join(cells) + " |"
-        )
+        flags = f"{'yes' if row['handwritten'] else 'no'} | {row['l2']} | {'yes' if row['balanced'] else 'no'}"
+        print(f"| {row['variant']} | {flags} | {' | '.join(cells)} |")
 
 
 def columns(xs: np.ndarray, names: Sequence[str], transform: Callable[[np.ndarray], np.ndarray] | None) -> np.ndarray:
@@ -210,10 +214,13 @@ def cascade_rows(
     names, transform = VARIANTS[str(best["variant"])]
     fit_y = [p.label for p in data["calibration"]]
     l2 = float(best["l2"])  # type: ignore[arg-type]
+    balanced = bool(best["balanced"])
     plain = StanceCombiner.fit(
-        columns(features["calibration"], plain_names, None), fit_y, l2=l2, feature_names=plain_names
+        columns(features["calibration"], plain_names, None), fit_y, l2=l2, feature_names=plain_names, balanced=balanced
     )
-    llm = StanceCombiner.fit(columns(features["calibration"], names, transform), fit_y, l2=l2, feature_names=names)
+    llm = StanceCombiner.fit(
+        columns(features["calibration"], names, transform), fit_y, l2=l2, feature_names=names, balanced=balanced
+    )
     out: list[dict[str, object]] = []
     for threshold in (0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 1.01):
         row: dict[str, object] = {"llm_variant": best["variant"], "threshold": threshold}

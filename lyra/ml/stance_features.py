@@ -185,13 +185,20 @@ class StanceCombiner:
         l2: float = 0.01,
         steps: int = 4000,
         feature_names: tuple[str, ...] = FEATURE_NAMES,
+        balanced: bool = False,
     ) -> StanceCombiner:
-        """Plain gradient descent on the cross-entropy with an L2 penalty (bias not penalised)."""
+        """Plain gradient descent on the cross-entropy with an L2 penalty (bias not penalised). ``balanced``: each
+        label's rows weigh as much in all as any other label's (rows weighted by the inverse of their label's count),
+        so a label the fitting pairs hold less of is not traded away for the others."""
         if xs.shape[1] != len(feature_names):
             raise ValueError(f"{xs.shape[1]} feature columns for {len(feature_names)} names")
         y = np.zeros((len(labels), 3))
         for i, label in enumerate(labels):
             y[i, LABELS.index(label)] = 1.0
+        counts = y.sum(axis=0)
+        row_weight = (y @ np.where(counts > 0, len(labels) / (3 * np.maximum(counts, 1)), 0.0))[:, None]
+        if not balanced:
+            row_weight = np.ones((len(labels), 1))
         w = np.zeros((xs.shape[1], 3))
         penalty = np.ones_like(w)
         penalty[0, :] = 0.0
@@ -201,7 +208,7 @@ class StanceCombiner:
             logits -= logits.max(axis=1, keepdims=True)
             p = np.exp(logits)
             p /= p.sum(axis=1, keepdims=True)
-            grad = xs.T @ (p - y) / len(xs) + l2 * penalty * w
+            grad = xs.T @ ((p - y) * row_weight) / row_weight.sum() + l2 * penalty * w
             w -= rate * grad
         return cls(w, feature_names)
 

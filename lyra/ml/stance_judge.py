@@ -140,7 +140,7 @@ def label_indices(labels: Sequence[str]) -> np.ndarray:
     return np.asarray([LABELS.index(label) for label in labels], dtype=np.int64)
 
 
-def save_fit_rows(folder: Path, rows: dict[str, np.ndarray], l2: float) -> dict[str, Any]:
+def save_fit_rows(folder: Path, rows: dict[str, np.ndarray], l2: float, balanced: bool = False) -> dict[str, Any]:
     """Keep the combiners' fitting rows next to them (``<key>_x``, ``<key>_y``), so that labelled examples can later
     join the fit without the training data or the LLM answers of the calibration fold; returns the manifest entry."""
     path = folder / FIT_DATA
@@ -152,11 +152,13 @@ def save_fit_rows(folder: Path, rows: dict[str, np.ndarray], l2: float) -> dict[
         "sha256": sha256_file(path),
         "rows": {key[:-2]: len(value) for key, value in rows.items() if key.endswith("_y")},
         "l2": l2,
+        "balanced": balanced,
     }
 
 
-def load_fit_rows(artifact: StanceArtifact) -> tuple[dict[str, np.ndarray], float]:
-    """The combiners' fitting rows an artifact keeps (hash-checked) and the L2 penalty they were fitted with."""
+def load_fit_rows(artifact: StanceArtifact) -> tuple[dict[str, np.ndarray], float, bool]:
+    """The combiners' fitting rows an artifact keeps (hash-checked), the L2 penalty they were fitted with and
+    whether their labels were balanced."""
     info = artifact.manifest.get("fit_data")
     if not isinstance(info, dict):
         raise ConfigError(
@@ -167,7 +169,7 @@ def load_fit_rows(artifact: StanceArtifact) -> tuple[dict[str, np.ndarray], floa
     if not path.is_file() or sha256_file(path) != info["sha256"]:
         raise ConfigError(f"{path} is missing or does not match the sha256 in its manifest; refusing to use it")
     with np.load(path) as data:
-        return {key: data[key] for key in data.files}, float(info["l2"])
+        return {key: data[key] for key in data.files}, float(info["l2"]), bool(info.get("balanced", False))
 
 
 def refit_combiner(
@@ -178,12 +180,13 @@ def refit_combiner(
     example_x: np.ndarray,
     example_labels: Sequence[str],
     weight: int = EXAMPLE_WEIGHT,
+    balanced: bool = False,
 ) -> tuple[StanceCombiner, np.ndarray, np.ndarray]:
     """The combiner ``key`` fitted again on its kept rows plus the examples, each counted ``weight`` times; also
     returns the rows it was fitted on."""
     xs = np.vstack([rows[f"{key}_x"], *([example_x] * weight)])
     ys = np.concatenate([rows[f"{key}_y"], *([label_indices(example_labels)] * weight)])
-    combiner = StanceCombiner.fit(xs, [LABELS[int(i)] for i in ys], l2=l2, feature_names=names)
+    combiner = StanceCombiner.fit(xs, [LABELS[int(i)] for i in ys], l2=l2, feature_names=names, balanced=balanced)
     return combiner, xs, ys
 
 
@@ -252,14 +255,13 @@ class TrainedStanceJudge:
             learned = self._learned.get(cache_key)
         if learned is not None:
             return learned
-        rows, l2 = load_fit_rows(self.artifact)
+        rows, l2, balanced = load_fit_rows(self.artifact)
         if f"{key}_x" not in rows:
             raise ConfigError(f"the stance artifact in {self.artifact.folder} keeps no fitting rows for its {key}")
         names = base.feature_names
         pairs = [(ex["premise"], ex["hypothesis"]) for ex in rules.examples]
-        learned, _, _ = refit_combiner(
-            rows, l2, key, names, self.features(pairs, names), [ex["label"] for ex in rules.examples]
-        )
+        labels = [ex["label"] for ex in rules.examples]
+        learned, _, _ = refit_combiner(rows, l2, key, names, self.features(pairs, names), labels, balanced=balanced)
         with self._lock:
             self._learned[cache_key] = learned
         return learned

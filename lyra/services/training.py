@@ -121,7 +121,7 @@ def refit_with_examples(
     if weight < 1:
         raise InvalidInputError("weight", "must be at least 1")
     artifact = StanceArtifact.read(source)
-    rows, l2 = load_fit_rows(artifact)
+    rows, l2, balanced = load_fit_rows(artifact)
     output.mkdir(parents=True, exist_ok=True)
     tensors = str(artifact.manifest["artifact"].get("file", TENSORS))
     if output.resolve() != source.resolve():
@@ -136,12 +136,12 @@ def refit_with_examples(
             continue
         names = tuple(manifest[key]["features"])
         combiner, rows[f"{key}_x"], rows[f"{key}_y"] = refit_combiner(
-            rows, l2, key, names, judge.features(pairs, names), labels, weight
+            rows, l2, key, names, judge.features(pairs, names), labels, weight, balanced
         )
         note = f"{manifest[key].get('note', '')}; refitted with {len(examples)} reviewer examples x{weight}"
         manifest[key] = combiner.to_dict(note)
         refitted.append(key)
-    manifest["fit_data"] = save_fit_rows(output, rows, l2)
+    manifest["fit_data"] = save_fit_rows(output, rows, l2, balanced)
     manifest["learned_examples"] = {"count": len(examples), "weight": weight, "from": str(source)}
     (output / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return RefitSummary(output=str(output), examples=len(examples), weight=weight, combiners=refitted)
@@ -278,13 +278,13 @@ def train_stance(
     calibration = roles["calibration"]
     labels = [p.label for p in calibration] + [p.label for p in extra]
     sources = ", ".join(p.name for p in files) + "".join(f" + all of {p.name}" for p in extra_calibration)
-    l2 = f"L2 {config.combiner_l2}"
+    l2 = f"L2 {config.combiner_l2}" + (", labels balanced" if config.combiner_balanced else "")
     note = f"fitted on {len(labels)} pairs: the calibration fold (claim fold 1) of {sources}; {l2}"
     judge = TrainedStanceJudge(output, base, threads=threads, fitting=True)
     xs = pair_feature_rows(judge, [*calibration, *extra], "combiner", tick)
-    manifest["combiner"] = StanceCombiner.fit(xs, labels, l2=config.combiner_l2, feature_names=PLAIN_FEATURES).to_dict(
-        note
-    )
+    manifest["combiner"] = StanceCombiner.fit(
+        xs, labels, l2=config.combiner_l2, feature_names=PLAIN_FEATURES, balanced=config.combiner_balanced
+    ).to_dict(note)
     fit_rows: dict[str, np.ndarray] = {"combiner_x": xs, "combiner_y": label_indices(labels)}
     if llm_judge is not None:
         judge.llm_judge = llm_judge
@@ -293,7 +293,9 @@ def train_stance(
         chosen = [*(first_per_label(mixed, llm_per_label) if llm_per_label else calibration), *extra]
         names = LLM_FEATURE_SETS[llm_features]
         xs = pair_feature_rows(judge, chosen, "combiner with the LLM", tick, names)
-        combiner = StanceCombiner.fit(xs, [p.label for p in chosen], l2=config.combiner_l2, feature_names=names)
+        combiner = StanceCombiner.fit(
+            xs, [p.label for p in chosen], l2=config.combiner_l2, feature_names=names, balanced=config.combiner_balanced
+        )
         sample = f" ({llm_per_label} of each label, seeded sample)" if llm_per_label else ""
         added = "".join(f" + all of {p.name}" for p in extra_calibration)
         note_llm = (
@@ -306,7 +308,7 @@ def train_stance(
         manifest.pop("fit_data", None)  # the kept LLM combiner's rows are not refitted here: keep nothing stale
     manifest["pairs_by_role"] = {role: len(pairs) for role, pairs in roles.items()}
     if llm_judge is not None or "combiner_llm" not in manifest:
-        manifest["fit_data"] = save_fit_rows(output, fit_rows, config.combiner_l2)
+        manifest["fit_data"] = save_fit_rows(output, fit_rows, config.combiner_l2, config.combiner_balanced)
     (output / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     artifact_info = manifest["artifact"]
     return TrainingSummary(

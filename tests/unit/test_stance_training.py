@@ -272,3 +272,19 @@ def test_the_cascade_puts_only_the_networks_unsure_pairs_to_the_llm(tmp_path: Pa
     assert [r.method for r in results] == ["trained_sentences", "trained_sentences+llm"]
     assert results[0].label == "entailment" and len(asked.asked) == 1
     assert ":cascade0.9+" in judge.model_id
+
+
+def test_a_balanced_fit_does_not_trade_the_rare_label_away() -> None:
+    rng = np.random.default_rng(1)
+    labels = ["entailment"] * 90 + ["contradiction"] * 10 + ["neutral"] * 90
+    signal = np.asarray([{"entailment": 0.6, "contradiction": 0.4, "neutral": 0.0}[lab] for lab in labels])
+    xs = np.column_stack([np.ones(len(labels)), signal + rng.normal(0, 0.15, len(labels))])
+    plain = StanceCombiner.fit(xs, labels, feature_names=("bias", "x"))
+    balanced = StanceCombiner.fit(xs, labels, feature_names=("bias", "x"), balanced=True)
+
+    def rare_recall(combiner: StanceCombiner) -> float:
+        predicted = combiner.probability_rows(xs).argmax(axis=1)
+        rare = [i for i, lab in enumerate(labels) if lab == "contradiction"]
+        return float(np.mean(predicted[rare] == LABELS.index("contradiction")))
+
+    assert rare_recall(balanced) > rare_recall(plain)
