@@ -45,7 +45,9 @@ def train_stance_command(
     max_length: int = typer.Option(96, min=16, max=512, help="tokens of claim + sentence"),
     seed: int = typer.Option(0),
     combiner_l2: float = typer.Option(0.01, min=0.0, max=10.0, help="L2 penalty of the combiners"),
-    balanced: bool = typer.Option(False, "--balanced", help="fit the combiners with each label weighing the same"),
+    balanced: bool = typer.Option(
+        True, "--balanced/--unbalanced", help="fit the combiners with each label weighing the same"
+    ),
     no_negation: bool = typer.Option(False, "--no-negation", help="no rule-negated claims in training"),
     combiner_only: bool = typer.Option(False, "--combiner-only", help="keep the network, refit the combiner"),
     with_llm: bool = typer.Option(

@@ -49,7 +49,7 @@ class TrainingConfig:
     negation_augment: bool = True
     seed: int = 0
     combiner_l2: float = 0.01  # L2 penalty of the pair-level combiners (fitted on the calibration fold)
-    combiner_balanced: bool = False  # the combiners' fitting rows weighted so each label weighs the same
+    combiner_balanced: bool = True  # the combiners' fitting rows weighted so each label weighs the same
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)

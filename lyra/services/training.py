@@ -54,7 +54,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 Tick = Callable[[str, int, int | None], None]  # (stage, advance, total)
-DEFAULT_LLM_FEATURES = "yes-no"  # the LLM combiner's feature set, chosen on held-out real pairs (README)
+DEFAULT_LLM_FEATURES = "yes-no+verdict-logits"  # the LLM combiner's features, chosen on held-out real pairs (README)
 
 
 class TrainingSummary(BaseModel):

@@ -1,12 +1,12 @@
 """The learning loop end to end on the real Neo4j with the real offline models (the default judge: the trained
-network plus the local LLM's two questions). Slow: about a dozen pairs go through the LLM (tens of seconds each on
-a loaded 2-core machine).
+network plus the local LLM's questions). Slow: a few dozen pairs go through the LLM (seconds each on 2 cores).
 
-Three real labelled pairs the default judge gets wrong in one systematic way (tests/data/learning_judge_errors.jsonl:
+Ten real labelled pairs the default judge gets wrong in one systematic way (tests/data/learning_judge_errors.jsonl:
 NEI pairs of the claim calibration fold that it calls SUPPORTS) are ingested, corrected by three reviewers, and
-become one GUIDELINE proposal for the stance LLM whose effect is measured before any review. Two approvals activate
-it; the judge's prompt and id then carry it, and re-judging the corrected pairs and the regression pairs gives
-exactly the labels the measurement predicted. Retiring the rule and rolling it back restore each behaviour exactly.
+become one GUIDELINE proposal for the stance LLM and one NEGATIVE_EXAMPLE set for the trained judge, each with its
+effect measured before any review. Two approvals activate a proposal; the judge's prompt (guideline) or combiner fit
+(examples) and its id then carry it, and re-judging the corrected pairs and the regression pairs gives exactly the
+labels the measurement predicted. Retiring a rule and rolling it back restore each behaviour exactly.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ import pytest
 from pydantic import ValidationError
 
 from lyra.bootstrap import Services, build_services
-from lyra.core.errors import ConflictError
+from lyra.core.errors import ConflictError, InvalidInputError
 from lyra.core.settings import Settings
 from lyra.ml.evaluation import LabelledPair, load_pairs
-from lyra.ml.learned_rules import STANCE_LLM
+from lyra.ml.learned_rules import STANCE_LLM, STANCE_TRAINED
 from lyra.ml.stance_judge import TrainedStanceJudge
 from lyra.models.api import QueryGraphRequest
 from lyra.models.ingest import IngestRequest
@@ -97,9 +97,11 @@ def test_systematic_corrections_become_a_measured_rule_that_changes_the_judge_as
 
     # the judge's systematic error, on real pairs, through the real ingest path (edges carry judge and rule set)
     edges = [ingest_pair(loop, tmp_path, f"learn_e2e_{i}", pair) for i, pair in enumerate(ERRORS)]
-    assert [e["relation"] for e in edges] == ["SUPPORTS"] * 3, "the judge no longer makes the error these pairs show"
+    assert [e["relation"] for e in edges] == ["SUPPORTS"] * len(ERRORS), "the judge no longer makes these errors"
     assert all(e["judge"] == base_id and e["rules_version"] == 0 for e in edges)
-    for i, (edge, reviewer) in enumerate(zip(edges, ["ana", "bo", "cy"], strict=True)):
+    reviewers = ["ana", "bo", "cy"]
+    for i, edge in enumerate(edges):
+        reviewer = reviewers[i % 3]
         response = ops.feedback(
             FeedbackRequest(
                 task_id=f"learn_e2e_{i}",
@@ -108,17 +110,20 @@ def test_systematic_corrections_become_a_measured_rule_that_changes_the_judge_as
                 reviewer_id=reviewer,
             )
         )
-        assert response.classification == ("edge_case" if i == 0 else "generalizable_low")
+        # the first of its kind; then a recurring pattern; from the fifth on 3+ claims a widespread one
+        assert response.classification == (
+            "edge_case" if i == 0 else "generalizable_low" if i < 4 else "generalizable_high"
+        )
 
     batch = ops.generate_proposals(GenerateProposalsRequest(measure=True))
     guidelines = [p for p in batch.created if p.component == STANCE_LLM]
     assert len(guidelines) == 1, batch
     proposal = guidelines[0]
-    assert proposal.key == "stance:entailment->neutral" and len(proposal.evidence_ids) == 3
+    assert proposal.key == "stance:entailment->neutral" and len(proposal.evidence_ids) == len(ERRORS)
     effect = proposal.predicted_effect
     assert effect["measured"] and effect["rules_version_before"] == 0
     corrected, regression = effect["corrected"], effect["regression"]
-    assert [p["before"] for p in corrected["pairs"]] == ["entailment"] * 3  # the edges' verdicts, judged again
+    assert [p["before"] for p in corrected["pairs"]] == ["entailment"] * len(ERRORS)  # the edges' verdicts, again
     assert corrected["before"]["accuracy"] == 0.0
     assert regression["before"]["pairs"] == 3
     for part in (corrected, regression):
@@ -167,3 +172,33 @@ def test_systematic_corrections_become_a_measured_rule_that_changes_the_judge_as
     ops.rollback_rules(RollbackRulesRequest(component=STANCE_LLM, version=1, reason="restore", reviewer_id="cy"))
     assert "rules:stance_llm@v3:" in judge.model_id
     assert labels(judge, judged) == measured_corrected
+
+    # the examples for the trained judge: the same ten pairs with the reviewers' label join its combiner's fit
+    ops.retire_rule(RetireRuleRequest(id=str(approved.rule_id), reason="measure the examples alone", reviewer_id="cy"))
+    assert judge.model_id == base_id
+    examples = next(p for p in batch.created if p.component == STANCE_TRAINED)
+    assert examples.rule_type == "NEGATIVE_EXAMPLE" and len(json.loads(examples.content)) == len(ERRORS)
+    shown = examples.predicted_effect
+    print("predicted effect of the examples:", json.dumps(shown, indent=1))  # shown with pytest -s
+    assert shown["measured"] and shown["component"] == STANCE_TRAINED
+    corrected_x, regression_x = shown["corrected"], shown["regression"]
+    assert [p["before"] for p in corrected_x["pairs"]] == ["entailment"] * len(ERRORS)
+    assert corrected_x["after"]["accuracy"] > corrected_x["before"]["accuracy"]  # the fit learned the pattern
+    ops.approve_proposal(ApproveProposalRequest(id=examples.id, reviewer_id="ana"))
+    assert judge.model_id == base_id  # one approval is not enough
+    if regression_x["delta"]["macro_f1"] < -loop.settings.learning_regression_tolerance:
+        with pytest.raises(InvalidInputError, match="regression set"):  # the deploy gate
+            ops.approve_proposal(ApproveProposalRequest(id=examples.id, reviewer_id="bo"))
+        done = ops.approve_proposal(
+            ApproveProposalRequest(id=examples.id, reviewer_id="bo", override_reason="three regression pairs only")
+        )
+    else:
+        done = ops.approve_proposal(ApproveProposalRequest(id=examples.id, reviewer_id="bo"))
+    assert done.status == "approved" and done.rule_id
+    assert judge.model_id.startswith(f"{base_id.split('+')[0]}:rules:stance_trained@v1:")
+    assert labels(judge, judged) == [p["after"] for p in corrected_x["pairs"]]
+    assert labels(judge, regression_pairs) == [p["after"] for p in regression_x["pairs"]]
+    # retired: exactly the shipped combiner again
+    ops.retire_rule(RetireRuleRequest(id=str(done.rule_id), reason="checking the retirement", reviewer_id="cy"))
+    assert judge.model_id == base_id
+    assert labels(judge, judged) == ["entailment"] * len(ERRORS)
