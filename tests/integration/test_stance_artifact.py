@@ -17,7 +17,7 @@ from lyra.core.settings import Settings
 from lyra.ml.evaluation import evaluate, load_pairs
 from lyra.ml.factory import Models, stance_base_path
 from lyra.ml.protocols import LABELS
-from lyra.ml.stance_judge import MANIFEST, TENSORS, StanceArtifact, TrainedStanceJudge
+from lyra.ml.stance_judge import MANIFEST, TENSORS, StanceArtifact, TrainedStanceJudge, load_fit_rows
 from lyra.ml.weights import sha256_file
 from tests.integration.helpers import ROOT
 
@@ -100,3 +100,43 @@ def test_the_default_judge_reads_a_finding_a_null_finding_and_an_off_topic_passa
     assert supported.label == "entailment"
     assert refuted.label == "contradiction"  # a null finding is the most common refutation in abstracts
     assert unrelated.label == "neutral"
+
+
+def test_lyra_train_stance_examples_refits_a_copy_with_reviewer_examples(tmp_path: Path) -> None:
+    """`lyra train stance-examples` (network-only combiner here: no LLM time) adds labelled pairs to the shipped
+    artifact's kept fitting rows; the copy loads with its hashes checked and its combiner moved towards them, and a
+    tampered copy of the fitting rows is refused."""
+    pairs = load_pairs(DATA / "learning_judge_errors.jsonl")[:3]  # NEI pairs the shipped judge calls SUPPORTS
+    examples = tmp_path / "examples.jsonl"
+    examples.write_text(
+        "".join(
+            json.dumps({"id": p.id, "premise": p.premise, "hypothesis": p.hypothesis, "label": "neutral"}) + "\n"
+            for p in pairs
+        ),
+        encoding="utf-8",
+    )
+    out = tmp_path / "refit"
+    env = {**os.environ, "LYRA_STATE_DIR": str(tmp_path / "state")}
+    done = subprocess.run(
+        [sys.executable, "-m", "lyra", "train", "stance-examples", str(examples), "--out", str(out), "--weight", "20"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "3 examples x20 added to combiner" in done.stdout
+    manifest = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+    assert manifest["learned_examples"]["count"] == 3 and manifest["fit_data"]["rows"]["combiner"] == 558 + 60
+    texts = [(p.premise, p.hypothesis) for p in pairs]
+    shipped = TrainedStanceJudge(SHIPPED, stance_base_path(Settings()), threads=2)
+    refitted = TrainedStanceJudge(out, stance_base_path(Settings()), threads=2)
+    before = [r.probs["neutral"] for r in shipped.judge(texts)]
+    after = [r.probs["neutral"] for r in refitted.judge(texts)]
+    assert all(a > b for a, b in zip(after, before, strict=True)), (before, after)
+    (out / manifest["fit_data"]["file"]).write_bytes(b"tampered")
+    tampered = StanceArtifact.read(out)
+    with pytest.raises(ConfigError, match="does not match the sha256"):
+        load_fit_rows(tampered)
