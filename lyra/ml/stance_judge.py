@@ -220,7 +220,11 @@ class TrainedStanceJudge:
             if llm_judge is not None:
                 self._combiners["combiner_llm"] = self.artifact.combiner(with_llm=True)
         self._combiner = self._combiners.get("combiner_llm" if llm_judge is not None else "combiner")
-        weights = hashlib.sha256(b"" if self._combiner is None else self._combiner.weights.tobytes()).hexdigest()[:8]
+        # the id names the combiners' weights: the answering one, and the network-only one a cascade also uses
+        used = [self._combiner] if self._combiner is not None else []
+        if self.llm_threshold is not None and "combiner" in self._combiners:
+            used.append(self._combiners["combiner"])
+        weights = hashlib.sha256(b"".join(c.weights.tobytes() for c in used)).hexdigest()[:8]
         self._base_model_id = f"stance-minilm:{self.artifact.sha256[:12]}:{weights}"
         self._base = base
         self._threads = threads
