@@ -7,7 +7,11 @@ Then fits combiner variants on the calibration fold (claim fold 1 of the trainin
 project's hand-written training pairs) and scores each on pairs never fitted: Check-COVID dev, the held-out claim
 fold 0 of SciFact train and of Check-COVID train. Prints one markdown table (``--json`` for everything).
 
-    python scripts/stance_study.py [--shared ../shared/training] [--sets dev,scifact0] [--json]
+    python scripts/stance_study.py [--shared ../shared/training] [--sets calibration,dev,scifact0,handwritten]
+                                   [--cached-only] [--json]
+
+The calibration set is always needed (it is what the variants are fitted on); ``handwritten`` adds the variants
+fitted with the project's hand-written pairs too; ``--cached-only`` scores on the pairs computed so far.
 
 Fitting uses :class:`StanceCombiner.fit`, the code `lyra train stance` uses; features are computed with
 :meth:`TrainedStanceJudge.sentence_probabilities` and :meth:`LLMStanceJudge.questions`, as the judge does at run time.
