@@ -31,9 +31,15 @@ import numpy as np
 from lyra.core.settings import load_settings
 from lyra.ml.evaluation import HELD_OUT_FOLD, LabelledPair, claim_fold, load_pairs, score
 from lyra.ml.factory import Models, stance_base_path
-from lyra.ml.protocols import LABELS, NLIResult
+from lyra.ml.protocols import LABELS
 from lyra.ml.stance_features import StanceCombiner
-from lyra.ml.stance_judge import CUE_FEATURES, TrainedStanceJudge, cue_features, decisive_passage
+from lyra.ml.stance_judge import (
+    CUE_FEATURES,
+    TrainedStanceJudge,
+    cue_features,
+    decisive_passage,
+    results_from_rows,
+)
 from lyra.ml.stance_training import CALIBRATION_FOLD, PAIR_FEATURES, pair_features
 
 LLM_COLUMNS = ("llm_true", "llm_false", "verdict_agrees", "verdict_disagrees", "verdict_neither")
@@ -111,14 +117,6 @@ VARIANTS: dict[str, tuple[tuple[str, ...], Callable[[np.ndarray], np.ndarray] | 
 }
 
 
-def results_of(probs: np.ndarray, method: str) -> list[NLIResult]:
-    out: list[NLIResult] = []
-    for row in probs:
-        label = LABELS[int(np.argmax(row))]
-        out.append(NLIResult(label, {lab: float(row[i]) for i, lab in enumerate(LABELS)}, method))
-    return out
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--shared", type=Path, default=Path("../shared/training"))
@@ -169,7 +167,7 @@ def main() -> None:
                 row: dict[str, object] = {"variant": variant, "handwritten": extra, "l2": l2, "balanced": balanced}
                 for name in evaluated:
                     probs = combiner.probability_rows(columns(features[name], names, transform))
-                    row[name] = score(data[name], results_of(probs, variant), variant, 1.0).model_dump()
+                    row[name] = score(data[name], results_from_rows(probs, variant), variant, 1.0).model_dump()
                 report.append(row)
     cascade = cascade_rows(features, data, evaluated, report)
     if args.json:
@@ -234,7 +232,7 @@ def cascade_rows(
             slow = llm.probability_rows(columns(features[name], names, transform))
             unsure = fast.max(axis=1) < threshold
             mixed = np.where(unsure[:, None], slow, fast)
-            ev = score(data[name], results_of(mixed, "cascade"), "cascade", 1.0).model_dump()
+            ev = score(data[name], results_from_rows(mixed, "cascade"), "cascade", 1.0).model_dump()
             row[name] = {"macro_f1": ev["macro_f1"], "ece": ev["ece"], "llm_share": float(unsure.mean())}
             cells.append(f"{name} {ev['macro_f1']:.3f} ({unsure.mean():.0%} to the LLM)")
         out.append(row)

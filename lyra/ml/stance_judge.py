@@ -127,6 +127,15 @@ class StanceArtifact:
             raise ConfigError(str(exc)) from None
 
 
+def results_from_rows(rows: np.ndarray, method: str) -> list[NLIResult]:
+    """Verdicts from a combiner's probability rows (columns in LABELS order): the likeliest label and all three."""
+    results: list[NLIResult] = []
+    for row in rows:
+        probs: dict[str, float] = {label: float(row[i]) for i, label in enumerate(LABELS)}
+        results.append(NLIResult(LABELS[int(np.argmax(row))], probs, method))
+    return results
+
+
 def _logit(p: float) -> float:
     q = min(max(p, 1e-4), 1.0 - 1e-4)
     return math.log(q / (1.0 - q))
@@ -339,13 +348,7 @@ class TrainedStanceJudge:
         return fast
 
     def _judged(self, combiner: StanceCombiner, pairs: Sequence[tuple[str, str]], method: str) -> list[NLIResult]:
-        xs = self.features(pairs, combiner.feature_names)
-        results: list[NLIResult] = []
-        for row in combiner.probability_rows(xs):
-            probs: dict[str, float] = {label: float(row[i]) for i, label in enumerate(LABELS)}
-            label = LABELS[int(np.argmax(row))]
-            results.append(NLIResult(label, probs, method))
-        return results
+        return results_from_rows(combiner.probability_rows(self.features(pairs, combiner.feature_names)), method)
 
 
 def load_network(artifact: StanceArtifact, base: str, threads: int | None) -> Any:

@@ -152,7 +152,7 @@ def refit_stance_judge(
     examples: Path,
     output: Path,
     source: Path | None = None,
-    weight: int = 5,
+    weight: int = EXAMPLE_WEIGHT,
     with_llm: bool = False,
 ) -> RefitSummary:
     """:func:`refit_with_examples` with the models ``settings`` name (`lyra train stance-examples`)."""
