@@ -14,6 +14,19 @@ WHERE NOT EXISTS { (f)-[:SUPPORTS|REFUTES|NEUTRAL]->(:Claim)<-[:HAS_CLAIM]-(:Tas
   }
 WITH f, COUNT { (f)-[:SUPPORTS|REFUTES|NEUTRAL]->() } AS stance_edges
 CALL (f) {
+  CALL (f) {  // its stance edges leave their claims' stored sums first (see materials/claim_scores)
+    MATCH (f)-[r:SUPPORTS|REFUTES|NEUTRAL]->(c:Claim)
+    CALL apoc.lock.nodes([c])
+    WITH r, c, type(r) AS rel,
+         CASE WHEN r.edge_human_corrected = true THEN 1.0 ELSE coalesce(toFloat(r.nli_confidence), 0.0) END AS weight
+    SET c.evidence_supports = c.evidence_supports - CASE rel WHEN 'SUPPORTS' THEN 1 ELSE 0 END,
+        c.evidence_refutes = c.evidence_refutes - CASE rel WHEN 'REFUTES' THEN 1 ELSE 0 END,
+        c.evidence_neutrals = c.evidence_neutrals - CASE rel WHEN 'NEUTRAL' THEN 1 ELSE 0 END
+    SET c.evidence_support_weight = CASE WHEN c.evidence_supports = 0 THEN 0.0
+                                         ELSE c.evidence_support_weight - CASE rel WHEN 'SUPPORTS' THEN weight ELSE 0.0 END END,
+        c.evidence_refute_weight = CASE WHEN c.evidence_refutes = 0 THEN 0.0
+                                        ELSE c.evidence_refute_weight - CASE rel WHEN 'REFUTES' THEN weight ELSE 0.0 END END
+  }
   DETACH DELETE f
 } IN TRANSACTIONS OF $batch_size ROWS
 RETURN count(*) AS fragments, coalesce(sum(stance_edges), 0) AS stance_edges

@@ -3,10 +3,17 @@
 // re-typed: a new one of the correct type replaces it with the same id and properties, nli_label becomes the
 // correct label and nli_confidence 1.0, and an NLICorrection sample keeps what was predicted (only then;
 // predicted_by says whether the model or an earlier correction made the replaced label).
-// The edge must point at a claim of the task. Params: $task_id, $edge_id, $new_type, $new_label, $reason,
+// The claim's stored sums (see materials/claim_scores) follow in the same statement, under a lock on the claim: the
+// edge's old weight (1.0 if already corrected, else nli_confidence) leaves the sum of its old type and 1.0 joins
+// the sum of the new type (SUPPORTS and REFUTES only), the counts move with the type; a claim without stored sums
+// keeps none. The edge must point at a claim of the task. Params: $task_id, $edge_id, $new_type, $new_label, $reason,
 // $correction_id
 MATCH (f:Fragment)-[r:SUPPORTS|REFUTES|NEUTRAL {id: $edge_id}]->(c:Claim)<-[:HAS_CLAIM]-(:Task {id: $task_id})
+CALL apoc.lock.nodes([c])
 WITH f, r, c, type(r) AS old_type, properties(r) AS props
+WITH f, r, c, old_type, props,
+     CASE WHEN props.edge_human_corrected = true THEN 1.0 ELSE coalesce(toFloat(props.nli_confidence), 0.0) END
+       AS old_weight
 CALL (f, r, c, old_type, props) {
   WITH f, r, c, old_type, props
   WHERE old_type = $new_type
@@ -23,6 +30,19 @@ CALL (f, r, c, old_type, props) {
   DELETE r
   RETURN n AS edge
 }
+SET c.evidence_support_weight = c.evidence_support_weight - CASE old_type WHEN 'SUPPORTS' THEN old_weight ELSE 0.0 END
+      + CASE $new_type WHEN 'SUPPORTS' THEN 1.0 ELSE 0.0 END,
+    c.evidence_refute_weight = c.evidence_refute_weight - CASE old_type WHEN 'REFUTES' THEN old_weight ELSE 0.0 END
+      + CASE $new_type WHEN 'REFUTES' THEN 1.0 ELSE 0.0 END,
+    c.evidence_supports = c.evidence_supports - CASE old_type WHEN 'SUPPORTS' THEN 1 ELSE 0 END
+      + CASE $new_type WHEN 'SUPPORTS' THEN 1 ELSE 0 END,
+    c.evidence_refutes = c.evidence_refutes - CASE old_type WHEN 'REFUTES' THEN 1 ELSE 0 END
+      + CASE $new_type WHEN 'REFUTES' THEN 1 ELSE 0 END,
+    c.evidence_neutrals = c.evidence_neutrals - CASE old_type WHEN 'NEUTRAL' THEN 1 ELSE 0 END
+      + CASE $new_type WHEN 'NEUTRAL' THEN 1 ELSE 0 END
+// a sum with no edge left is exactly zero (no rounding residue of the subtractions)
+SET c.evidence_support_weight = CASE WHEN c.evidence_supports = 0 THEN 0.0 ELSE c.evidence_support_weight END,
+    c.evidence_refute_weight = CASE WHEN c.evidence_refutes = 0 THEN 0.0 ELSE c.evidence_refute_weight END
 FOREACH (_ IN CASE WHEN old_type <> $new_type THEN [1] ELSE [] END |
   CREATE (:NLICorrection {id: $correction_id, edge_id: $edge_id, task_id: $task_id, premise: f.text,
                           hypothesis: c.text, predicted_label: toLower(old_type),

@@ -1,10 +1,12 @@
 // mode: read
-// The only statement that computes claim confidence (seed 003 decision 13: computed now, from every stance edge).
-// Per claim: alpha/beta aggregated from all of its stance edges (Beta(1,1) prior, SUPPORTS → alpha, REFUTES → beta,
-// weight nli_confidence or 1.0 when human-corrected, NEUTRAL adds nothing) and the three counts; nothing else is
-// read, so scoring every claim of a large task stays one pass over its edges. The claims: those of $claim_ids (a
-// page of get_materials), or, when $claim_ids is null, every claim of $task_id (adopted ones only unless
-// $include_not_adopted), in no particular order.
+// The only statement that computes claim confidence (seed 003 decision 13). Per claim: alpha/beta (Beta(1,1) prior,
+// SUPPORTS → alpha, REFUTES → beta, weight nli_confidence or 1.0 when human-corrected, NEUTRAL adds nothing) and
+// the three counts. A claim Lyra wrote carries these sums (evidence_support_weight, evidence_refute_weight,
+// evidence_supports, evidence_refutes, evidence_neutrals), kept by every Lyra write of its stance edges in the same
+// transaction, so they are read from the node; a claim missing any of them (written by plain Cypher, or before the
+// sums existed) is aggregated from its edges here, exactly as the sums are defined. The claims: those of
+// $claim_ids (a page of get_materials), or, when $claim_ids is null, every claim of $task_id (adopted ones only
+// unless $include_not_adopted), in no particular order.
 // Params: $task_id, $claim_ids, $include_not_adopted
 CALL () {
   UNWIND coalesce($claim_ids, []) AS cid
@@ -16,14 +18,20 @@ CALL () {
     AND ($include_not_adopted OR coalesce(c.claim_adoption_status, 'adopted') = 'adopted')
   RETURN c
 }
-CALL (c) {
+WITH c, [c.evidence_support_weight, c.evidence_refute_weight, c.evidence_supports, c.evidence_refutes,
+         c.evidence_neutrals] AS stored
+WITH c, CASE WHEN none(x IN stored WHERE x IS NULL) THEN stored END AS stored
+CALL (c, stored) {
+  // only for a claim without stored sums: one pass over its edges
+  WITH c WHERE stored IS NULL
   OPTIONAL MATCH (c)<-[r:SUPPORTS|REFUTES|NEUTRAL]-()
   WITH type(r) AS rel, CASE WHEN r.edge_human_corrected = true THEN 1.0 ELSE toFloat(r.nli_confidence) END AS weight
-  RETURN sum(CASE rel WHEN 'SUPPORTS' THEN weight ELSE 0.0 END) AS support_weight,
-         sum(CASE rel WHEN 'REFUTES' THEN weight ELSE 0.0 END) AS refute_weight,
-         count(CASE rel WHEN 'SUPPORTS' THEN 1 END) AS supports_count,
-         count(CASE rel WHEN 'REFUTES' THEN 1 END) AS refutes_count,
-         count(CASE rel WHEN 'NEUTRAL' THEN 1 END) AS neutral_count
+  RETURN [sum(CASE rel WHEN 'SUPPORTS' THEN weight ELSE 0.0 END),
+          sum(CASE rel WHEN 'REFUTES' THEN weight ELSE 0.0 END),
+          count(CASE rel WHEN 'SUPPORTS' THEN 1 END),
+          count(CASE rel WHEN 'REFUTES' THEN 1 END),
+          count(CASE rel WHEN 'NEUTRAL' THEN 1 END)] AS computed
 }
-RETURN c.id AS claim_id, 1.0 + support_weight AS alpha, 1.0 + refute_weight AS beta, supports_count, refutes_count,
-       neutral_count
+WITH c, coalesce(stored, computed) AS s
+RETURN c.id AS claim_id, 1.0 + toFloat(s[0]) AS alpha, 1.0 + toFloat(s[1]) AS beta, toInteger(s[2]) AS supports_count,
+       toInteger(s[3]) AS refutes_count, toInteger(s[4]) AS neutral_count

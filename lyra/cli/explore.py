@@ -8,7 +8,13 @@ import typer
 from rich.table import Table
 
 from lyra.cli.common import handle_errors, operations, out, parse_params, settings_from_env
-from lyra.models.api import CollectGarbageRequest, QueryGraphRequest, QueryViewRequest, VectorSearchRequest
+from lyra.models.api import (
+    CollectGarbageRequest,
+    QueryGraphRequest,
+    QueryViewRequest,
+    RescoreRequest,
+    VectorSearchRequest,
+)
 from lyra.models.validation import parse_one
 
 graph_app = typer.Typer(help="Load, inspect and maintain evidence graphs.", no_args_is_help=True)
@@ -86,6 +92,24 @@ def graph_gc(
     task uses, citations and pages left empty. Counts first; removes only with --apply (never while jobs run)."""
     with operations() as ops:
         out.print_json(ops.collect_garbage(CollectGarbageRequest(dry_run=not apply)).model_dump_json())
+
+
+@graph_app.command("rescore")
+@handle_errors
+def graph_rescore(
+    task: str | None = typer.Option(None, "--task", help="only this task's claims (default: every claim)"),
+    check: bool = typer.Option(False, "--check", help="only report claims whose stored sums differ; write nothing"),
+    limit: int = typer.Option(20, "--limit", min=0, max=1000, help="differing claims listed at most (--check)"),
+) -> None:
+    """Recompute each claim's stored evidence sums (alpha/beta weights and counts) from its stance edges and store
+    them: needed after stance edges of a Lyra-written claim were changed by hand. --check only compares, and exits
+    with status 1 when a claim's stored sums differ."""
+    request = parse_one(RescoreRequest, {"task_id": task, "check": check, "limit": limit})
+    with operations() as ops:
+        report = ops.rescore_claims(request)
+    out.print_json(report.model_dump_json())
+    if check and report.differing:
+        raise typer.Exit(1)
 
 
 @handle_errors

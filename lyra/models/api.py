@@ -666,3 +666,34 @@ class GarbageReport(Response):
     dry_run: bool
     found: GarbageCounts = Field(description="what was garbage when the collection started (counted first)")
     removed: GarbageCounts = Field(description="what was removed (all zero in a dry run)")
+
+
+class RescoreRequest(Request):
+    task_id: TaskId | None = Field(default=None, description="only this task's claims; every claim when absent")
+    check: bool = Field(default=False, description="only compare stored sums with recomputed ones; write nothing")
+    limit: int = Field(default=20, ge=0, le=1000, description="differing claims listed at most (check)")
+
+
+class ClaimSums(Response):
+    support_weight: float | None = Field(description="sum of the SUPPORTS edges' weights (alpha - 1)")
+    refute_weight: float | None = Field(description="sum of the REFUTES edges' weights (beta - 1)")
+    supports: int | None
+    refutes: int | None
+    neutrals: int | None
+
+
+class ClaimSumsDifference(Response):
+    claim_id: str
+    task_id: str | None
+    stored: ClaimSums
+    recomputed: ClaimSums
+
+
+class RescoreReport(Response):
+    task_id: str | None
+    check: bool
+    claims: int = Field(description="claims checked or rescored")
+    unstored: int = Field(description="claims that had no stored sums (aggregated on read: correct, only slower)")
+    differing: int = Field(description="claims whose stored sums differed from their edges")
+    rescored: int = Field(description="claims whose sums were written (0 with check)")
+    differences: list[ClaimSumsDifference] = Field(default_factory=list, description="the first differing claims")

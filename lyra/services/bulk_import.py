@@ -135,7 +135,7 @@ def bulk_load_graph(data: dict[str, Any], settings: Settings) -> tuple[BulkImpor
         extracted.add((fid, page_id_by_key[doc["page"]]))
 
     claim_id_by_key = {"hypothesis": new_id("clm")}
-    claim_rows = [[claim_id_by_key["hypothesis"], task.id, task.hypothesis, "adopted", now]]
+    claim_rows: list[list[Any]] = [[claim_id_by_key["hypothesis"], task.id, task.hypothesis, "adopted", now]]
     for doc, claim in zip(claims_doc, checked.claims, strict=True):
         cid = claim_id_by_key[doc["key"]] = new_id("clm")
         claim_rows.append([cid, task.id, claim.text, "adopted", now])
@@ -173,6 +173,22 @@ def bulk_load_graph(data: dict[str, Any], settings: Settings) -> tuple[BulkImpor
             ]
         )
 
+    # each claim's stored sums (materials/claim_scores), as create_stance_edges keeps them: no edge is corrected yet
+    sums = {row[0]: [0.0, 0.0, 0, 0, 0] for row in claim_rows}
+    for relation, rows in edge_rows.items():
+        for row in rows:
+            claim_sums = sums[row[1]]
+            if relation == "SUPPORTS":
+                claim_sums[0] += row[4]
+                claim_sums[2] += 1
+            elif relation == "REFUTES":
+                claim_sums[1] += row[4]
+                claim_sums[3] += 1
+            else:
+                claim_sums[4] += 1
+    for row in claim_rows:
+        row.extend(sums[row[0]])
+
     cites: dict[tuple[str, str], list[Any]] = {}
     for index, (doc, citation) in enumerate(zip(citations_doc, checked.citations, strict=True)):
         pair = (page_id_by_key[doc["citing"]], page_id_by_key[doc["cited"]])
@@ -191,7 +207,18 @@ def bulk_load_graph(data: dict[str, Any], settings: Settings) -> tuple[BulkImpor
         )
         _write(
             files["claims"],
-            ["id:ID(Claim)", "task_id", "text", "claim_adoption_status", "created_at:datetime"],
+            [
+                "id:ID(Claim)",
+                "task_id",
+                "text",
+                "claim_adoption_status",
+                "created_at:datetime",
+                "evidence_support_weight:double",
+                "evidence_refute_weight:double",
+                "evidence_supports:long",
+                "evidence_refutes:long",
+                "evidence_neutrals:long",
+            ],
             claim_rows,
         )
         _write(

@@ -28,10 +28,19 @@ from pydantic import TypeAdapter
 from lyra.core.errors import InvalidInputError
 from lyra.graph.store import GraphStore, Row
 from lyra.graph.tasks import TaskRepository
-from lyra.models.api import MATERIALS_PAGE_MAX, GetMaterialsRequest, MaterialClaim, Materials
+from lyra.models.api import (
+    MATERIALS_PAGE_MAX,
+    GetMaterialsRequest,
+    MaterialClaim,
+    Materials,
+    RescoreReport,
+    RescoreRequest,
+)
 from lyra.models.confidence import credible_intervals
 
 CLAIMS_PER_PART = 250
+# stored sums and the same sums recomputed from the edges are added up in different orders: equal within this
+SUMS_TOLERANCE = 1e-9
 CURSOR_VERSION = 1
 # toString() of a Neo4j DATETIME: 2025-11-24T04:02:39.123456789Z, or with an offset or a zone id
 _NEO4J_DATETIME = re.compile(
@@ -105,10 +114,13 @@ def decode_cursor(cursor: str, task_id: str) -> tuple[str, str]:
 
 
 class MaterialsService:
-    def __init__(self, store: GraphStore, tasks: TaskRepository, parallel_queries: int = 3) -> None:
+    def __init__(
+        self, store: GraphStore, tasks: TaskRepository, parallel_queries: int = 3, batch_size: int = 5000
+    ) -> None:
         self.store = store
         self.tasks = tasks
         self.parallel_queries = parallel_queries
+        self.batch_size = batch_size
         self._pool = ThreadPoolExecutor(max_workers=max(1, parallel_queries), thread_name_prefix="lyra-materials")
 
     # ------------------------------------------------------------------ queries
@@ -167,6 +179,30 @@ class MaterialsService:
             }
             for i, r in enumerate(rows)
         ]
+
+    # ------------------------------------------------------------- stored sums
+    def rescore(self, request: RescoreRequest) -> RescoreReport:
+        """`lyra graph rescore`: recompute every claim's stored sums from its stance edges and store them (batched),
+        or with ``check`` only compare them and list the first claims that differ. For graphs edited by hand; every
+        Lyra write keeps the sums itself. Unknown task: NotFoundError."""
+        if request.task_id is not None:
+            self.tasks.get(request.task_id)
+        params: dict[str, Any] = {"task_id": request.task_id, "tolerance": SUMS_TOLERANCE}
+        if request.check:
+            row = self.store.run("materials/check_claim_sums", {**params, "limit": request.limit})[0]
+            claims, rescored, differences = row["checked"], 0, row["differences"]
+        else:
+            row = self.store.run("materials/rescore_claims", {**params, "batch_size": self.batch_size})[0]
+            claims, rescored, differences = row["claims"], row["claims"], []
+        return RescoreReport(
+            task_id=request.task_id,
+            check=request.check,
+            claims=claims,
+            unstored=row["unstored"],
+            differing=row["differing"],
+            rescored=rescored,
+            differences=differences,
+        )
 
     # ---------------------------------------------------------------- materials
     def materials(self, request: GetMaterialsRequest) -> Materials:

@@ -40,6 +40,8 @@ from lyra.models.api import (
     QueueReferenceCandidatesResponse,
     QueueTargetsRequest,
     QueueTargetsResponse,
+    RescoreReport,
+    RescoreRequest,
     ResolveAuthRequest,
     ResolveAuthResponse,
     SearchResults,
@@ -213,6 +215,11 @@ class Operations:
     def collect_garbage(self, request: CollectGarbageRequest) -> GarbageReport:
         """The global orphan sweep (what soft clean-ups leave behind): counts first; removes unless dry_run."""
         return self.cleanup.collect_garbage(request.dry_run)
+
+    def rescore_claims(self, request: RescoreRequest) -> RescoreReport:
+        """Recompute and store the claims' stored sums from their stance edges (graphs edited by hand), or with
+        ``check`` only report the claims whose stored sums differ."""
+        return self._materials.rescore(request)
 
     # ---------------------------------------------------------- synchronous ingest (CLI)
     def ingest(self, request: IngestRequest, progress: Progress | None = None) -> IngestReport:

@@ -21,6 +21,7 @@ from lyra.core.settings import Settings
 from lyra.models.api import GetMaterialsRequest, MaterialClaim, MaterialsOptions
 from lyra.models.confidence import EdgeEvidence
 from lyra.models.graph import DomainCategory
+from lyra.models.trust import FeedbackRequest
 
 
 def seed_task(services: Services, task_id: str, claims: Sequence[str]) -> list[str]:
@@ -47,11 +48,14 @@ def seed_fragments(
 
 def write_edges(
     services: Services,
+    task_id: str,
     claim_id: str,
     fragment_ids: Sequence[str],
     edges: Sequence[EdgeEvidence],
     categories: Sequence[str] | None = None,
 ) -> list[str]:
+    """Stance edges of a claim of `task_id`, written by the real writer; the edges marked human-corrected are then
+    reviewed through the feedback tool (edge_correct with the same relation), as a person would."""
     rows = [
         {
             "fragment_id": fragment_ids[i],
@@ -63,14 +67,10 @@ def write_edges(
         for i, e in enumerate(edges)
     ]
     ids = services.evidence.create_stance_edges(rows).ids
-    corrected = [ids[i] for i, e in enumerate(edges) if e.edge_human_corrected]
-    if corrected:
-        # Test-only shortcut: the feedback tool (edge_correct) will own this write.
-        services.store.driver.execute_query(
-            "UNWIND $ids AS id MATCH ()-[r:SUPPORTS|REFUTES|NEUTRAL {id: id}]->() SET r.edge_human_corrected = true",
-            ids=corrected,
-            database_=services.store.database,
-        )
+    for edge_id, edge in zip(ids, edges, strict=True):
+        if edge.edge_human_corrected:
+            args = {"edge_id": edge_id, "correct_relation": edge.relation.lower()}
+            services.feedback.feedback(FeedbackRequest(task_id=task_id, action="edge_correct", args=args))
     return ids
 
 

@@ -20,7 +20,7 @@ from lyra.core.errors import ConflictError, InvalidInputError
 from lyra.core.settings import Settings, load_settings
 from lyra.graph.connection import bind_neomodel
 from lyra.graph.server import LocalNeo4j, instance_for_uri
-from lyra.models.api import MATERIALS_PAGE_MAX, GetMaterialsRequest, MaterialsOptions
+from lyra.models.api import MATERIALS_PAGE_MAX, GetMaterialsRequest, MaterialsOptions, RescoreRequest
 from lyra.services.bulk_import import bulk_load_graph
 from lyra.services.graph_import import load_graph
 
@@ -53,6 +53,16 @@ def materials_by_text(services: Services, task_id: str) -> dict[str, dict[str, A
                 item.pop(key)
         out[claim["text"]] = claim
     return out
+
+
+def stored_sums_by_text(services: Services) -> dict[str, tuple[list[float], list[int]]]:
+    """Each claim's stored sums (weights, counts), by claim text."""
+    rows = services.store.driver.execute_query(
+        "MATCH (c:Claim) RETURN c.text AS text, [c.evidence_support_weight, c.evidence_refute_weight] AS weights, "
+        "[c.evidence_supports, c.evidence_refutes, c.evidence_neutrals] AS counts",
+        database_=services.store.database,
+    ).records
+    return {r["text"]: (r["weights"], r["counts"]) for r in rows}
 
 
 SCRATCH = "scratch"
@@ -100,6 +110,7 @@ def test_bulk_import_gives_the_same_graph_as_the_transactional_load(
     data = document()
     load_graph(copy.deepcopy(data), graph.tasks, graph.evidence)
     expected = materials_by_text(graph, "example_vitamin_d")
+    expected_sums = stored_sums_by_text(graph)
     expected_counts = graph.cleanup.counts()
     graph.store.run("admin/wipe_all_data", {"batch_size": 10_000})
     graph.store.run("admin/mark_test_database")
@@ -115,6 +126,13 @@ def test_bulk_import_gives_the_same_graph_as_the_transactional_load(
     assert set(claim_ids) == {"hypothesis", "calcium_combo", "high_dose"}
     assert graph.cleanup.counts() == expected_counts
     assert materials_by_text(graph, "example_vitamin_d") == expected
+    # the claims carry the stored sums the transactional writes would have left, and they match their edges
+    sums = stored_sums_by_text(graph)
+    assert sums.keys() == expected_sums.keys()
+    for text, (weights, counts) in sums.items():
+        assert weights == pytest.approx(expected_sums[text][0], abs=1e-12) and counts == expected_sums[text][1]
+    check = graph.materials.rescore(RescoreRequest(check=True))
+    assert (check.claims, check.unstored, check.differing) == (3, 0, 0)
     summary = graph.store.run("admin/database_summary")[0]
     assert summary["test_markers"] == 1  # the test marker is carried over
     # every imported fragment waits for its sequence number, so each process's FAISS cache catches up with it

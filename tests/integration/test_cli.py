@@ -62,6 +62,55 @@ def test_materials_reads_a_graph_written_by_plain_cypher(graph: Services, settin
     assert (claim["alpha"], claim["beta"], claim["confidence"], claim["controversy"]) == pytest.approx(
         (1.9, 1.9, 0.5, 0.5)
     )
+    # the claim carries no stored sums: the check names it as aggregated on read, rescore stores them
+    check = lyra(settings, "graph", "rescore", "--check")
+    assert check.returncode == 0, check.stderr
+    assert (json.loads(check.stdout)["unstored"], json.loads(check.stdout)["differing"]) == (1, 0)
+    assert lyra(settings, "graph", "rescore").returncode == 0
+    stored = graph.store.driver.execute_query(
+        "MATCH (c:Claim {id: 'clm_hand'}) RETURN c.evidence_support_weight AS s, c.evidence_refutes AS r",
+        database_=graph.store.database,
+    ).records[0]
+    assert (stored["s"], stored["r"]) == (pytest.approx(0.9), 1)
+    again = json.loads(lyra(settings, "materials", "hand_made", "--json").stdout)["claims"][0]
+    assert (again["alpha"], again["beta"]) == pytest.approx((1.9, 1.9))
+
+
+def test_a_hand_edited_edge_of_a_lyra_claim_is_found_by_the_check_and_fixed_by_rescore(
+    graph: Services, settings: Settings
+) -> None:
+    loaded = lyra(settings, "graph", "load", "config/examples/example_graph.json")
+    assert loaded.returncode == 0, loaded.stderr
+    clean = lyra(settings, "graph", "rescore", "--check")
+    assert clean.returncode == 0, clean.stderr
+    assert json.loads(clean.stdout)["differing"] == 0 and json.loads(clean.stdout)["unstored"] == 0
+    # plain Cypher halves one SUPPORTS edge's confidence: the claim's stored sums no longer match its edges
+    rows = graph.store.driver.execute_query(
+        """
+        MATCH (c:Claim)<-[r:SUPPORTS]-() WHERE c.text STARTS WITH 'Vitamin D supplementation reduces'
+        WITH c, r ORDER BY r.nli_confidence DESC LIMIT 1
+        SET r.nli_confidence = r.nli_confidence / 2
+        RETURN c.id AS claim_id, c.task_id AS task_id
+        """,
+        database_=graph.store.database,
+    ).records
+    claim_id, task_id = rows[0]["claim_id"], rows[0]["task_id"]
+    check = lyra(settings, "graph", "rescore", "--check", "--task", task_id)
+    assert check.returncode == 1, check.stderr
+    report = json.loads(check.stdout)
+    assert report["differing"] == 1 and report["differences"][0]["claim_id"] == claim_id
+    difference = report["differences"][0]
+    assert difference["stored"]["support_weight"] == pytest.approx(0.71 + 0.58)
+    assert difference["recomputed"]["support_weight"] == pytest.approx(0.71 / 2 + 0.58)
+    fixed = lyra(settings, "graph", "rescore", "--task", task_id)
+    assert fixed.returncode == 0, fixed.stderr
+    assert json.loads(fixed.stdout)["differing"] == 1
+    assert lyra(settings, "graph", "rescore", "--check").returncode == 0
+    materials = lyra(settings, "materials", task_id, "--json")
+    (claim,) = [c for c in json.loads(materials.stdout)["claims"] if c["claim_id"] == claim_id]
+    assert claim["alpha"] == pytest.approx(1 + 0.71 / 2 + 0.58)
+    missing = lyra(settings, "graph", "rescore", "--task", "missing_task")
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
 
 
 def test_materials_table_and_errors(graph: Services, settings: Settings) -> None:

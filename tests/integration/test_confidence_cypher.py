@@ -71,7 +71,7 @@ class Writer:
             cats = categories[i] if categories else None
             if claim_edges:
                 fragments = self.blocked_fragments if cats else self.fragments
-                write_edges(self.services, claim_id, fragments, claim_edges, cats)
+                write_edges(self.services, task_id, claim_id, fragments, claim_edges, cats)
         by_id = {c.claim_id: c for c in claim_materials(self.services, task_id, evidence_limit)}
         assert len(by_id) == len(claim_ids)
         return [by_id[c] for c in claim_ids]
