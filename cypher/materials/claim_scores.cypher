@@ -6,7 +6,7 @@
 // transaction, so they are read from the node; a claim missing any of them (written by plain Cypher, or before the
 // sums existed) is aggregated from its edges here, exactly as the sums are defined. The claims: those of
 // $claim_ids (a page of get_materials), or, when $claim_ids is null, every claim of $task_id (adopted ones only
-// unless $include_not_adopted), in no particular order.
+// unless $include_not_adopted), in no particular order. Returns one row: a list per column, one entry per claim.
 // Params: $task_id, $claim_ids, $include_not_adopted
 CALL () {
   UNWIND coalesce($claim_ids, []) AS cid
@@ -33,5 +33,8 @@ CALL (c, stored) {
           count(CASE rel WHEN 'NEUTRAL' THEN 1 END)] AS computed
 }
 WITH c, coalesce(stored, computed) AS s
-RETURN c.id AS claim_id, 1.0 + toFloat(s[0]) AS alpha, 1.0 + toFloat(s[1]) AS beta, toInteger(s[2]) AS supports_count,
-       toInteger(s[3]) AS refutes_count, toInteger(s[4]) AS neutral_count
+// one row of parallel lists (one entry per claim, in the same order): streaming one record per claim cost the driver
+// far more than the query itself
+RETURN collect(c.id) AS claim_id, collect(1.0 + toFloat(s[0])) AS alpha, collect(1.0 + toFloat(s[1])) AS beta,
+       collect(toInteger(s[2])) AS supports_count, collect(toInteger(s[3])) AS refutes_count,
+       collect(toInteger(s[4])) AS neutral_count

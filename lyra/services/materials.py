@@ -113,6 +113,17 @@ def decode_cursor(cursor: str, task_id: str) -> tuple[str, str]:
     return data["at"], data["id"]
 
 
+SCORE_COLUMNS = ("claim_id", "alpha", "beta", "supports_count", "refutes_count", "neutral_count")
+
+
+def score_rows(result: list[Row]) -> list[Row]:
+    """materials/claim_scores answers one row of parallel lists; one dict per claim."""
+    (row,) = result
+    return [
+        dict(zip(SCORE_COLUMNS, values, strict=True)) for values in zip(*(row[c] for c in SCORE_COLUMNS), strict=True)
+    ]
+
+
 class MaterialsService:
     def __init__(
         self, store: GraphStore, tasks: TaskRepository, parallel_queries: int = 3, batch_size: int = 5000
@@ -135,16 +146,25 @@ class MaterialsService:
         }
         return self.store.run("materials/task_claim_page", params)
 
-    def _per_claim(self, name: str, claim_ids: list[str], params: dict[str, Any]) -> list[Row]:
+    def _per_claim(
+        self,
+        name: str,
+        claim_ids: list[str],
+        params: dict[str, Any],
+        convert: Callable[[list[Row]], list[Row]] = list,
+    ) -> list[Row]:
         """Run a per-claim statement over ``claim_ids``; a long list is split into a few contiguous parts run in
-        parallel read transactions. Rows come back in ``claim_ids`` order."""
+        parallel read transactions (``convert`` turns each part's answer into one row per claim). Rows come back in
+        ``claim_ids`` order."""
         parts = min(self.parallel_queries, -(-len(claim_ids) // CLAIMS_PER_PART))
         if parts <= 1:
-            rows = self.store.run(name, {**params, "claim_ids": claim_ids})
+            rows = convert(self.store.run(name, {**params, "claim_ids": claim_ids}))
         else:
             size = -(-len(claim_ids) // parts)
             chunks = [claim_ids[i : i + size] for i in range(0, len(claim_ids), size)]
-            run: Callable[[list[str]], list[Row]] = lambda chunk: self.store.run(name, {**params, "claim_ids": chunk})  # noqa: E731
+            run: Callable[[list[str]], list[Row]] = lambda chunk: convert(  # noqa: E731
+                self.store.run(name, {**params, "claim_ids": chunk})
+            )
             rows = [row for part in self._pool.map(run, chunks) for row in part]
         if len(rows) != len(claim_ids) or any(r["claim_id"] != c for r, c in zip(rows, claim_ids, strict=True)):
             order = {c: i for i, c in enumerate(claim_ids)}
@@ -157,27 +177,37 @@ class MaterialsService:
         statement, one pass over the stance edges, nothing else read (the cheap call for scoring a whole task).
         Unknown task: NotFoundError."""
         self.tasks.get(task_id)
-        rows = self.store.run(
+        (row,) = self.store.run(
             "materials/claim_scores",
             {"task_id": task_id, "claim_ids": None, "include_not_adopted": include_not_adopted},
         )
-        alphas = [r["alpha"] for r in rows]
-        betas = [r["beta"] for r in rows]
+        alphas, betas = row["alpha"], row["beta"]
         confidence, uncertainty, controversy = beta_columns(alphas, betas)
         return [
             {
-                "claim_id": r["claim_id"],
-                "alpha": r["alpha"],
-                "beta": r["beta"],
-                "confidence": confidence[i],
-                "uncertainty": uncertainty[i],
-                "controversy": controversy[i],
-                "evidence_count": r["supports_count"] + r["refutes_count"],
-                "supports_count": r["supports_count"],
-                "refutes_count": r["refutes_count"],
-                "neutral_count": r["neutral_count"],
+                "claim_id": claim_id,
+                "alpha": alpha,
+                "beta": beta,
+                "confidence": conf,
+                "uncertainty": unc,
+                "controversy": contro,
+                "evidence_count": supports + refutes,
+                "supports_count": supports,
+                "refutes_count": refutes,
+                "neutral_count": neutrals,
             }
-            for i, r in enumerate(rows)
+            for claim_id, alpha, beta, conf, unc, contro, supports, refutes, neutrals in zip(
+                row["claim_id"],
+                alphas,
+                betas,
+                confidence,
+                uncertainty,
+                controversy,
+                row["supports_count"],
+                row["refutes_count"],
+                row["neutral_count"],
+                strict=True,
+            )
         ]
 
     # ------------------------------------------------------------- stored sums
@@ -220,7 +250,7 @@ class MaterialsService:
         page = page[: request.limit]
         ids = [r["claim_id"] for r in page]
         scores = self._per_claim(
-            "materials/claim_scores", ids, {"task_id": request.task_id, "include_not_adopted": True}
+            "materials/claim_scores", ids, {"task_id": request.task_id, "include_not_adopted": True}, score_rows
         )
         evidence = self._per_claim(
             "materials/claim_evidence",
