@@ -1,9 +1,10 @@
 """Claim confidence for a task: alpha/beta aggregated in Neo4j, statistics derived from them.
 
-`cypher/materials/claim_scores.cypher` is the only Cypher that aggregates a claim's stance edges: every reader of
-confidence (MCP/REST `get_materials`, the CLI, the benchmarks) goes through :meth:`MaterialsService.scores` or
-:meth:`MaterialsService.materials`. The evidence lists, years and verification facts come from
-`cypher/materials/claim_evidence.cypher`, which does no confidence math.
+`cypher/materials/claim_scores.cypher` is the only Cypher that gives a claim's alpha/beta (from the sums stored on
+the claim, or from its stance edges when it has none): every reader of confidence (MCP/REST `get_materials`, the
+CLI, the benchmarks) goes through :meth:`MaterialsService.scores` or :meth:`MaterialsService.materials`.
+:meth:`MaterialsService.rescore` recomputes the stored sums from the edges (repair after hand edits). The evidence
+lists, years and verification facts come from `cypher/materials/claim_evidence.cypher`, which does no confidence math.
 
 get_materials pages through a task's claims: ``limit`` claims per page in a stable order (created_at, then id) and
 an opaque ``next_cursor`` naming the last claim of the page. A large page is split into a few parts aggregated in
