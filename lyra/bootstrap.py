@@ -19,6 +19,7 @@ from lyra.graph.connection import ConnectionInfo, connect
 from lyra.graph.evidence import EvidenceRepository
 from lyra.graph.store import GraphStore
 from lyra.graph.tasks import TaskRepository
+from lyra.ml.claims import ClaimExtractor
 from lyra.ml.learned_rules import CITATION_DETECTION, CITATION_USEFULNESS, CLAIM_EXTRACTION
 from lyra.services.calibration import CalibrationService
 from lyra.services.cleanup import CleanupService
@@ -97,6 +98,9 @@ class Services:
             self.calibration,
             embedder=lambda: self.models.embedder,
             judge_factory=lambda rules, examples: self.models.stance_judge(rules, examples),
+            extractor_factory=lambda rules: ClaimExtractor(
+                self.models.llm, self.settings.prompts_dir, rules=rules, embed=lambda t: self.models.embedder.embed(t)
+            ),
         )
 
     def worker_pool(self) -> WorkerPool:

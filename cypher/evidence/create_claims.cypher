@@ -3,12 +3,14 @@
 // from fragments (by the LLM) is linked to them in the same write: (Claim)-[:EXTRACTED_FROM]->(Fragment); through
 // (Fragment)-[:EXTRACTED_FROM]->(Page)-[:IN_DOMAIN]->(Domain) those are its source domains (seed 003 decision 18).
 // A claim a person wrote has no EXTRACTED_FROM. `linked` lets the caller check that every fragment was found.
-// Params: $task_id, $task_label (built from the validated id), $rows = [{id, text, source_fragment_ids}]
+// extraction_rules_version: the claim-extraction learned rule-set version an extracted claim was made under.
+// Params: $task_id, $task_label (built from the validated id),
+//         $rows = [{id, text, source_fragment_ids, extraction_rules_version}]
 MATCH (t:Task {id: $task_id})
 UNWIND $rows AS row
 CREATE (c:Claim {id: row.id, task_id: $task_id, text: row.text, claim_adoption_status: 'adopted',
                  created_at: datetime()})
-SET c:$($task_label)
+SET c:$($task_label), c.extraction_rules_version = row.extraction_rules_version
 CREATE (t)-[:HAS_CLAIM]->(c)
 SET t.updated_at = datetime()
 WITH c, row

@@ -383,7 +383,9 @@ class IngestService:
         vectors = np.asarray([r["embedding"] for r in rows], dtype=np.float32)
         topic_vector = timer.run(lambda: self.embedder.embed([task["hypothesis"]]))[0]
         best = np.argsort(-(vectors @ topic_vector))[:passages]
-        extractor = ClaimExtractor(self.llm, self.settings.prompts_dir, rules=self.claim_rules)
+        extractor = ClaimExtractor(
+            self.llm, self.settings.prompts_dir, rules=self.claim_rules, embed=lambda texts: self.embedder.embed(texts)
+        )
         found: list[str] = []
         sources: dict[str, list[str]] = {}  # claim text -> the fragments it was extracted from (decision 18)
         for i in best:
@@ -408,7 +410,7 @@ class IngestService:
             if len(new) == max_new:
                 break
         if new:
-            self.tasks.add_claims(task_id, new, [sources[t] for t in new])
+            self.tasks.add_claims(task_id, new, [sources[t] for t in new], rules_version=extractor.rules_version)
         return new
 
     def _category_weight(self, category: str | None) -> float:

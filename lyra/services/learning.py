@@ -33,6 +33,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,7 @@ from lyra.core.ids import new_id
 from lyra.core.settings import Settings
 from lyra.graph.store import GraphStore, Transaction, to_plain
 from lyra.ml.calibration import MIN_FIT_SAMPLES
+from lyra.ml.claims import ClaimExtractor
 from lyra.ml.evaluation import LabelledPair, load_pairs, score
 from lyra.ml.learned_rules import (
     CITATION_DETECTION,
@@ -86,6 +88,8 @@ from lyra.models.learning import (
 from lyra.models.trust import FeedbackRequest, FeedbackResponse
 from lyra.services.calibration import CalibrationService
 from lyra.services.learning_rules import (
+    EXTRACTION_PATTERN,
+    EXTRACTION_RECORDS,
     STANCE_GUIDELINES,
     ActiveRuleFacts,
     ApprovalFacts,
@@ -113,8 +117,12 @@ INSERTION_POINTS = {
     "the built-in ones",
     STANCE_TRAINED: "the trained judge's training data: <state_dir>/learning/stance_trained/data_v<N>.jsonl, "
     "read by `lyra train stance --calibration-extra`",
+    "claim_extraction_example": f"config/prompts/claim_extraction.j2: the rejected claims after the {LEARNED_SECTION}",
     "calibration": "the active NLI calibrator (calibration_rollback)",
 }
+MAX_REJECTED_SHOWN = 5  # rejected claims a claim-extraction example rule shows the LLM (the most recent)
+EXTRACTION_CASES = 3  # passages re-extracted per set (rejected, kept) when a claim-extraction rule is measured
+SAME_CLAIM = 0.9  # cosine at which an extracted claim is the same claim (ingest's de-duplication threshold)
 LABEL_ANSWERS = {"entailment": ("yes", "no"), "contradiction": ("no", "yes"), "neutral": ("no", "no")}
 
 
@@ -160,11 +168,13 @@ def _metrics(pairs: Sequence[LabelledPair], results: Sequence[Any], judge: str) 
 
 
 def _regression_delta(effect: dict[str, Any]) -> float | None:
-    """The measured macro-F1 change on the regression set (None when not measured or the set was empty)."""
+    """The measured change on the regression set (None when not measured or the set was empty): macro-F1 for a
+    judge, the rate of adopted claims extracted again for claim extraction."""
     regression = effect.get("regression") if effect.get("measured") else None
     if not isinstance(regression, dict) or not regression.get("pairs"):
         return None
-    delta = regression.get("delta", {}).get("macro_f1")
+    deltas = regression.get("delta", {})
+    delta = deltas.get("macro_f1", deltas.get("kept_rate"))  # a judge's macro-F1; claim extraction's kept claims
     return float(delta) if delta is not None else None
 
 
@@ -218,9 +228,13 @@ class RuleBook:
                 guidelines.append(str(rule["content"]))
             elif rule["rule_type"] in ("NEGATIVE_EXAMPLE", "POSITIVE_EXAMPLE") and component == STANCE_LLM:
                 examples.append({str(k): str(v) for k, v in json.loads(rule["content"]).items()})
-            elif rule["rule_type"] in ("NEGATIVE_EXAMPLE", "POSITIVE_EXAMPLE") and component == STANCE_TRAINED:
-                # labelled pairs that join the trained judge's combiner fit while the rule is active
-                examples.extend({str(k): str(v) for k, v in pair.items()} for pair in json.loads(rule["content"]))
+            elif rule["rule_type"] in ("NEGATIVE_EXAMPLE", "POSITIVE_EXAMPLE") and component in (
+                STANCE_TRAINED,
+                CLAIM_EXTRACTION,
+            ):
+                # labelled pairs that join the trained judge's combiner fit and memory while the rule is active;
+                # rejected claims ({claim, reason}) the extraction prompt shows and the extractor drops
+                examples.extend({str(k): str(v) for k, v in item.items()} for item in json.loads(rule["content"]))
         return LearnedRules(component, int(rule_set["version"]), tuple(guidelines), tuple(examples))
 
     def source(self, component: str) -> RuleSource:
@@ -287,16 +301,18 @@ class LearningService:
         calibration: CalibrationService,
         embedder: Callable[[], Embedder],
         judge_factory: Callable[[RuleSource, RuleSource], NLIJudge] | None = None,
+        extractor_factory: Callable[[RuleSource], ClaimExtractor] | None = None,
     ) -> None:
         """``judge_factory(rules, examples)``: a stance judge of the configured kind whose LLM prompts read ``rules``
-        and whose trained combiner is fitted with ``examples`` too (used to measure a proposal's predicted effect;
-        None: proposals are not measured)."""
+        and whose trained combiner is fitted with ``examples`` too; ``extractor_factory(rules)``: a claim extractor
+        whose prompt reads ``rules``. Both measure proposals' predicted effects (None: those are not measured)."""
         self.store = store
         self.settings = settings
         self.calibration = calibration
         self.rulebook = RuleBook(store, settings.learning_rules_refresh_seconds)
         self.index = FeedbackIndex(store, settings.state_dir / "faiss" / "feedback", embedder)
         self._judge_factory = judge_factory
+        self._extractor_factory = extractor_factory
         # what the measuring judge reads, by component
         self._measure_rules = {c: LearnedRules(c) for c in (STANCE_LLM, STANCE_TRAINED)}
         self._measure_judge: NLIJudge | None = None
@@ -347,7 +363,7 @@ class LearningService:
                 hypothesis=snap.get("hypothesis"),
             )
         elif request.action in ("claim_reject", "claim_restore"):
-            row.update(kind=request.action, component="claims", claim_id=changed.get("claim_id"))
+            row.update(self._claim_row(request.task_id, request.action, changed.get("claim_id")))
         else:
             row.update(kind="domain_rule", component="domain_policy", domain=changed.get("domain_pattern"))
         history = [_facts(r) for r in self._records_of(row["component"]) if r["id"] != row["id"]]
@@ -365,6 +381,27 @@ class LearningService:
         self.index.add(row["id"], vector)
         self._maybe_auto_propose()
         return self.get_feedback(GetFeedbackRequest(id=row["id"]))
+
+    def _claim_row(self, task_id: str, action: str, claim_id: object) -> dict[str, Any]:
+        """A claim review's record fields. A claim the LLM extracted is the claim extractor's output: rejecting it
+        is a correction ``extracted -> rejected`` of that component (with the passage and the topic it was
+        extracted from), restoring it keeps its label ``adopted``. A claim a person wrote concerns no model."""
+        rows = self.store.run("learning/claim_snapshot", {"task_id": task_id, "claim_id": claim_id})
+        snap = to_plain(rows[0]) if rows else {}
+        if not snap.get("extracted"):
+            return {"kind": action, "component": "claims", "claim_id": claim_id, "hypothesis": snap.get("hypothesis")}
+        rejected = action == "claim_reject"
+        return {
+            "kind": "correction" if rejected else "confirmation",
+            "component": EXTRACTION_RECORDS,
+            "claim_id": claim_id,
+            "predicted_label": "extracted" if rejected else "adopted",
+            "correct_label": "rejected" if rejected else "adopted",
+            "premise": snap.get("premise"),
+            "hypothesis": snap.get("hypothesis"),
+            "topic": snap.get("topic"),
+            "rules_version": snap.get("rules_version"),
+        }
 
     def _records_of(self, component: str, limit: int = HISTORY_LIMIT) -> list[dict[str, Any]]:
         rows = self.store.run("learning/feedback_for_component", {"component": component, "limit": limit})
@@ -463,35 +500,73 @@ class LearningService:
             if pattern not in STANCE_GUIDELINES:
                 out.skipped.append(f"{pattern}: no rule template for this pattern")
                 continue
-            ids = [r["id"] for r in group]
             key = f"stance:{pattern}"
             kinds = [(STANCE_LLM, "GUIDELINE"), (STANCE_TRAINED, "NEGATIVE_EXAMPLE")]
             if self.settings.learning_propose_examples:
                 kinds.insert(1, (STANCE_LLM, "NEGATIVE_EXAMPLE"))
             for component, rule_type in kinds:
-                pending = self.store.run(
-                    "learning/pending_proposal_by_key", {"component": component, "rule_type": rule_type, "key": key}
-                )
-                if pending:  # consolidated: the records join the pending proposal as more evidence
-                    self.store.run("learning/add_proposal_evidence", {"id": pending[0]["id"], "evidence_ids": ids})
-                    out.consolidated.setdefault(pending[0]["id"], []).extend(ids)
-                elif any(r.component == component and r.rule_type == rule_type and r.key == key for r in active):
-                    out.skipped.append(f"{component} {pattern}: an active rule covers it (its effect is tracked)")
-                elif len(group) < self.settings.learning_min_evidence:
-                    out.skipped.append(
-                        f"{component} {pattern}: {len(group)} new correction(s), "
-                        f"{self.settings.learning_min_evidence} needed"
-                    )
-                else:
-                    out.created.append(
-                        self._propose(component, rule_type, key, pattern, group, active, request.measure)
-                    )
+                self._place(
+                    out, component, rule_type, key, pattern, group, active,
+                    partial(self._propose, component, rule_type, key, pattern, group, active, request.measure),
+                )  # fmt: skip
+        rejected = self._rejected_extractions(used)
+        if rejected:
+            key = f"claims:{EXTRACTION_PATTERN}"
+            self._place(
+                out, CLAIM_EXTRACTION, "NEGATIVE_EXAMPLE", key, EXTRACTION_PATTERN, rejected, active,
+                partial(self._propose_extraction, key, rejected, active, request.measure),
+            )  # fmt: skip
         refit = self._propose_refit()
         if isinstance(refit, Proposal):
             out.created.append(refit)
         elif refit:
             out.skipped.append(refit)
         return out
+
+    def _place(
+        self,
+        out: GenerateProposalsResponse,
+        component: str,
+        rule_type: str,
+        key: str,
+        pattern: str,
+        group: list[dict[str, Any]],
+        active: list[ActiveRuleFacts],
+        make: Callable[[], Proposal],
+    ) -> None:
+        """New records of a pattern join its pending proposal (consolidation), are skipped when an active rule
+        covers the pattern or when there are too few, and otherwise become a new proposal (``make``)."""
+        ids = [r["id"] for r in group]
+        pending = self.store.run(
+            "learning/pending_proposal_by_key", {"component": component, "rule_type": rule_type, "key": key}
+        )
+        if pending:  # consolidated: the records join the pending proposal as more evidence
+            self.store.run("learning/add_proposal_evidence", {"id": pending[0]["id"], "evidence_ids": ids})
+            out.consolidated.setdefault(pending[0]["id"], []).extend(ids)
+        elif any(r.component == component and r.rule_type == rule_type and r.key == key for r in active):
+            out.skipped.append(f"{component} {pattern}: an active rule covers it (its effect is tracked)")
+        elif len(group) < self.settings.learning_min_evidence:
+            out.skipped.append(
+                f"{component} {pattern}: {len(group)} new correction(s), {self.settings.learning_min_evidence} needed"
+            )
+        else:
+            out.created.append(make())
+
+    def _rejected_extractions(self, used: set[str]) -> list[dict[str, Any]]:
+        """Rejections of extracted claims not used by a proposal yet, oldest first, leaving out claims a reviewer
+        restored (reviewers disagree) and records without the passage the claim came from."""
+        records = self._records_of(EXTRACTION_RECORDS)
+        restored = {r.get("claim_id") for r in records if r.get("correct_label") == "adopted"}
+        group = [
+            r
+            for r in records
+            if r["kind"] == "correction"
+            and r["id"] not in used
+            and r.get("claim_id") not in restored
+            and r.get("premise")
+            and r.get("hypothesis")
+        ]
+        return sorted(group, key=lambda r: r["created_at"])
 
     def _used_record_ids(self) -> set[str]:
         ids = [
@@ -519,15 +594,7 @@ class LearningService:
         active: list[ActiveRuleFacts],
         measure: bool,
     ) -> Proposal:
-        history = [_facts(r) for r in group[:-1]]
-        evaluation: Evaluation = classify(_facts(group[-1]), history, high_min=self.settings.learning_high_min)
-        reviewers = sorted({r["reviewer_id"] for r in group})
-        comments = [r["comment"] for r in group if r.get("comment")]
-        summary = (
-            f"{len(group)} corrections {pattern} by {', '.join(reviewers)} on "
-            f"{len({r.get('claim_id') for r in group})} claims in {len({r['task_id'] for r in group})} tasks"
-            + (f"; comments: {' | '.join(c[:120] for c in comments[:3])}" if comments else "")
-        )
+        """A stance proposal of ``rule_type`` for ``component`` from a pattern's corrections, measured."""
         pairs = [
             LabelledPair(id=r["id"], premise=r["premise"], hypothesis=r["hypothesis"], label=r["correct_label"])
             for r in group
@@ -550,6 +617,112 @@ class LearningService:
             examples = tuple({k: str(v) for k, v in row.items()} for row in rows)
             proposed = replace(trained, examples=(*trained.examples, *examples))
             effect = self.measure_rules(proposed, pairs) if measure else {"measured": False}
+        insertion = "stance_llm_example" if component == STANCE_LLM and rule_type != "GUIDELINE" else component
+        return self._store_proposal(component, rule_type, key, pattern, content, insertion, effect, group, active)
+
+    def _propose_extraction(
+        self, key: str, group: list[dict[str, Any]], active: list[ActiveRuleFacts], measure: bool
+    ) -> Proposal:
+        """A NEGATIVE_EXAMPLE for claim extraction: the most recent rejected claims (with the reviewers' reasons),
+        shown to the LLM as what not to extract; measured by extracting again from their passages."""
+        shown = [{"claim": str(r["hypothesis"]), "reason": str(r.get("comment") or "")} for r in group]
+        shown = list({ex["claim"]: ex for ex in shown}.values())[-MAX_REJECTED_SHOWN:]
+        current = self.rulebook.rules(CLAIM_EXTRACTION)
+        proposed = replace(current, examples=(*current.examples, *shown))
+        effect = self.measure_extraction(proposed, group) if measure else {"measured": False}
+        content = json.dumps(shown, ensure_ascii=False)
+        return self._store_proposal(
+            CLAIM_EXTRACTION, "NEGATIVE_EXAMPLE", key, EXTRACTION_PATTERN, content, "claim_extraction_example",
+            effect, group, active,
+        )  # fmt: skip
+
+    def measure_extraction(self, proposed: LearnedRules, rejected: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        """Extract claims again from the passages of the most recent rejected claims, and of as many claims the
+        LLM extracted that reviewers kept (the regression set), with the rules in force and with ``proposed``: how
+        often the rejected claim (and the kept one) comes back, as an extracted claim at cosine >= ``SAME_CLAIM``."""
+        if self._extractor_factory is None:
+            return {"measured": False, "why": "no LLM to measure with"}
+        current = self.rulebook.rules(CLAIM_EXTRACTION)
+        proposed = replace(proposed, version=current.version + 1)
+        cases = [
+            {"id": r["id"], "claim": r["hypothesis"], "passage": r["premise"], "topic": r.get("topic") or ""}
+            for r in list(rejected)[-EXTRACTION_CASES:]
+        ]
+        exclude = [r.get("claim_id") for r in rejected]
+        kept = [
+            {"id": row["claim_id"], "claim": row["claim"], "passage": row["passage"], "topic": row["topic"] or ""}
+            for row in self.store.run("learning/kept_extracted_claims", {"exclude": exclude, "limit": EXTRACTION_CASES})
+        ]
+        in_force = [current]
+        extractor = self._extractor_factory(lambda: in_force[0])
+        embedder = self.index.embedder()
+        started = time.perf_counter()
+        out: dict[str, Any] = {"measured": True, "component": CLAIM_EXTRACTION}
+        for name, group in (("rejected", cases), ("regression", kept)):
+            rows = []
+            for case in group:
+                found: dict[str, list[str]] = {}
+                for side, rules in (("before", current), ("after", proposed)):
+                    in_force[0] = rules
+                    found[side] = extractor.extract(str(case["passage"]), str(case["topic"]))
+                vectors = embedder.embed([str(case["claim"]), *found["before"], *found["after"]])
+                scores = vectors[1:] @ vectors[0]
+                n = len(found["before"])
+                rows.append(
+                    {
+                        "id": case["id"],
+                        "claim": case["claim"],
+                        "before": bool(n and float(scores[:n].max()) >= SAME_CLAIM),
+                        "after": bool(len(scores) > n and float(scores[n:].max()) >= SAME_CLAIM),
+                        "claims_before": found["before"],
+                        "claims_after": found["after"],
+                    }
+                )
+            rate = "re_extracted_rate" if name == "rejected" else "kept_rate"
+            summary = {
+                side: {
+                    "pairs": len(rows),
+                    rate: round(sum(r[side] for r in rows) / len(rows), 4) if rows else 0.0,
+                    "claims_per_passage": round(sum(len(r[f"claims_{side}"]) for r in rows) / len(rows), 2)
+                    if rows
+                    else 0.0,
+                }
+                for side in ("before", "after")
+            }
+            out[name] = {
+                **summary,
+                "pairs": len(rows),
+                "delta": {rate: round(summary["after"][rate] - summary["before"][rate], 4)} if rows else {},
+                "cases": rows,
+            }
+        in_force[0] = current
+        out["rules_version_before"] = current.version
+        out["seconds"] = round(time.perf_counter() - started, 1)
+        return out
+
+    def _store_proposal(
+        self,
+        component: str,
+        rule_type: str,
+        key: str,
+        pattern: str,
+        content: str,
+        insertion: str,
+        effect: dict[str, Any],
+        group: list[dict[str, Any]],
+        active: list[ActiveRuleFacts],
+    ) -> Proposal:
+        """Write a pending proposal with its evidence (``group``), its classification, its conflicts with the
+        ``active`` rules and its predicted effect."""
+        history = [_facts(r) for r in group[:-1]]
+        evaluation: Evaluation = classify(_facts(group[-1]), history, high_min=self.settings.learning_high_min)
+        reviewers = sorted({r["reviewer_id"] for r in group})
+        comments = [r["comment"] for r in group if r.get("comment")]
+        summary = (
+            f"{len(group)} corrections {pattern} by {', '.join(reviewers)} on "
+            f"{len({r.get('claim_id') for r in group})} claims in {len({r['task_id'] for r in group})} tasks"
+            + (f"; comments: {' | '.join(c[:120] for c in comments[:3])}" if comments else "")
+        )
         found = conflicts(component, key, active)
         row = {
             "id": new_id("prp"),
@@ -557,9 +730,7 @@ class LearningService:
             "component": component,
             "key": key,
             "content": content,
-            "insertion_point": INSERTION_POINTS[
-                "stance_llm_example" if component == STANCE_LLM and rule_type != "GUIDELINE" else component
-            ],
+            "insertion_point": INSERTION_POINTS[insertion],
             "evidence_summary": summary,
             "classification": evaluation.classification,
             "classification_confidence": evaluation.confidence,
@@ -731,6 +902,8 @@ class LearningService:
                         for p, b, a in zip(pairs, before, after, strict=True)
                     ],
                 }
+            if proposed.component == STANCE_TRAINED and proposed.examples and corrected:
+                out["corrected_held_out"] = self._held_out(judge, in_force, proposed, list(corrected))
             self._measure_rules = dict(in_force)
         out["judge"] = before_id.split("+rules:")[0]
         out["rules_version_before"] = current.version
@@ -738,6 +911,26 @@ class LearningService:
         out["regression_set"] = f"{self.settings.learning_regression_set.name}: first {per_label} per label"
         out["seconds"] = round(time.perf_counter() - started, 1)
         return out
+
+    def _held_out(
+        self, judge: NLIJudge, in_force: dict[str, LearnedRules], proposed: LearnedRules, pairs: list[LabelledPair]
+    ) -> dict[str, Any]:
+        """What the examples teach beyond the pairs they are: each corrected pair judged with all the proposed
+        examples but its own (leave one out; the refitted combiner and the example memory without it). Called under
+        the measuring lock."""
+        results = []
+        for pair in pairs:
+            others = tuple(
+                ex for ex in proposed.examples if (ex["premise"], ex["hypothesis"]) != (pair.premise, pair.hypothesis)
+            )
+            self._measure_rules = {**in_force, STANCE_TRAINED: replace(proposed, examples=others)}
+            results.extend(judge.judge([(pair.premise, pair.hypothesis)]))
+        metrics = _metrics(pairs, results, "leave-one-out")
+        return {
+            "after": metrics,
+            "pairs": [{"id": p.id, "gold": p.label, "after": r.label} for p, r in zip(pairs, results, strict=True)],
+            "note": "each pair judged with the other examples only: what a new pair of the pattern would get",
+        }
 
     # ---------------------------------------------------------------- reading proposals
     def _proposals(self, ids: Sequence[str]) -> list[Proposal]:

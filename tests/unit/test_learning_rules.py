@@ -271,3 +271,50 @@ class JsonLLM(RecordingLLM):
     def generate_json(self, messages: Sequence[dict[str, str]], schema: dict[str, Any], max_tokens: int = 512) -> Any:
         self.prompts.append(messages[-1]["content"])
         return {"claims": ["Drug Q lowers blood pressure in adults."]}
+
+
+def test_claim_extraction_shows_rejected_claims_fenced_and_reports_its_rules_version() -> None:
+    rejected = {"claim": "The study was funded by X.", "reason": "not a finding"}
+    rules = {"now": LearnedRules("claim_extraction", 2, examples=(rejected,))}
+    llm = JsonLLM()
+    extractor = ClaimExtractor(llm, PROMPTS, rules=lambda: rules["now"])
+    assert extractor.rules_version == 2
+    extractor.extract("A passage about drug Q.", "drug Q")
+    prompt = llm.prompts[-1]
+    assert "Reviewers rejected claims like these" in prompt and "(why rejected: not a finding)" in prompt
+    lines = prompt.splitlines()
+    at = lines.index("The study was funded by X.")  # the claim came from a passage: it is fenced like one
+    assert lines[at - 1].startswith("- <<LYRA-UNTRUSTED-") and lines[at + 1].startswith("<</LYRA-UNTRUSTED-")
+    # the LLM answers with a rejected claim again (reworded only in case and spacing): it is dropped
+    again = {"claim": "drug q  lowers blood pressure in adults.", "reason": "too broad"}
+    rules["now"] = LearnedRules("claim_extraction", 3, examples=(rejected, again))
+    assert extractor.extract("A passage about drug Q.", "drug Q") == []
+    rules["now"] = LearnedRules("claim_extraction", 4)
+    assert extractor.extract("A passage about drug Q.", "drug Q") == ["Drug Q lowers blood pressure in adults."]
+    assert "Reviewers rejected" not in llm.prompts[-1] and extractor.rules_version == 4
+
+
+def extraction_review(n: int, claim: str, kept: bool = False, reviewer: str = "ana") -> RecordFacts:
+    """A review of a claim the LLM extracted, as the learning service records it."""
+    return RecordFacts(
+        id=f"x{n}",
+        kind="confirmation" if kept else "correction",
+        component="claim_extraction",
+        task_id=f"t{n % 2}",
+        reviewer_id=reviewer,
+        claim_id=claim,
+        predicted_label="adopted" if kept else "extracted",
+        correct_label="adopted" if kept else "rejected",
+    )
+
+
+def test_rejections_of_extracted_claims_form_a_pattern_and_a_restore_makes_the_claim_ambiguous() -> None:
+    history = [extraction_review(i, f"c{i}") for i in range(4)]
+    fifth = classify(extraction_review(4, "c4"), history, high_min=5)
+    assert fifth.classification == "generalizable_high" and "extracted->rejected" in fifth.rationale
+    assert classify(extraction_review(9, "c9", kept=True), history).classification == "positive"
+    restored = [*history, extraction_review(5, "c1", kept=True, reviewer="bo")]
+    again = classify(extraction_review(6, "c1", reviewer="cy"), restored)
+    assert again.classification == "ambiguous" and "bo: adopted" in again.rationale
+    # a person's claim concerns no model: the claim is not a case of the extractor's
+    assert RecordFacts("p", "claim_reject", "claims", "t", "ana", claim_id="c1").case_id is None
