@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lyra.ml.learned_rules import RuleSource
+from lyra.ml.learned_rules import LearnedRules, RuleSource
 from lyra.ml.nli import prompt_environment
 from lyra.ml.protocols import LLM
 from lyra.sources.injection import Fence
@@ -38,10 +38,10 @@ class ClaimExtractor:
         rules: RuleSource | None = None,
         embed: Callable[[Sequence[str]], np.ndarray] | None = None,
     ) -> None:
-        """``rules``: the approved learned rules of ``claim_extraction``, read at every call: guidelines, and claims
-        reviewers rejected (``{claim, reason}``), shown as what not to extract. With ``embed`` (L2-normalised
-        embeddings), an extracted claim at cosine >= ``SAME_REJECTED_CLAIM`` to a rejected one is also dropped: a
-        small LLM does not reliably follow the examples, and sometimes copies one into its answer."""
+        """``rules``: the approved learned rules of ``claim_extraction``, read at every call: guidelines (in the
+        prompt), and claims reviewers rejected (``{claim, reason}``), which are dropped from the LLM's answers: the
+        same text, or with ``embed`` (L2-normalised embeddings) a claim at cosine >= ``SAME_REJECTED_CLAIM`` to one.
+        They are not shown to the LLM: shown as what not to extract, the offline LLM copied them into its answers."""
         self.llm = llm
         self.embed = embed
         self.max_claims = max_claims
@@ -54,15 +54,19 @@ class ClaimExtractor:
         return self.rules().version if self.rules else 0
 
     def extract(self, passage: str, topic: str) -> list[str]:
-        """Claims in ``passage`` (untrusted: fenced with fresh random delimiters) relevant to ``topic``."""
+        """Claims in ``passage`` (untrusted: fenced with fresh random delimiters) relevant to ``topic``, under the
+        rules in force."""
         rules = self.rules() if self.rules else None
+        return self.keep(self.ask(passage, topic, rules), rules)
+
+    def ask(self, passage: str, topic: str, rules: LearnedRules | None) -> list[str]:
+        """The LLM's distinct, well-sized claims for ``passage`` under ``rules``' prompt (no rejected claim dropped)."""
         prompt = self._template.render(
             passage=passage,
             topic=topic,
             max_claims=self.max_claims,
             fence=Fence.new(),
             learned_rules=list(rules.guidelines) if rules else [],
-            rejected_claims=list(rules.examples) if rules else [],
         )
         data = self.llm.generate_json([{"role": "user", "content": prompt}], CLAIMS_SCHEMA, max_tokens=300)
         claims = data.get("claims", []) if isinstance(data, dict) else []
@@ -71,9 +75,13 @@ class ClaimExtractor:
             text = " ".join(str(claim).split())
             if 10 <= len(text) <= 300 and text not in out:
                 out.append(text)
-        if rules and rules.examples and out:
-            out = self._without_rejected(out, [str(ex["claim"]) for ex in rules.examples])
-        return out[: self.max_claims]
+        return out
+
+    def keep(self, claims: list[str], rules: LearnedRules | None) -> list[str]:
+        """``claims`` less the rejected ones of ``rules``, at most ``max_claims``."""
+        if rules and rules.examples and claims:
+            claims = self._without_rejected(claims, [str(ex["claim"]) for ex in rules.examples])
+        return claims[: self.max_claims]
 
     def _without_rejected(self, claims: list[str], rejected: list[str]) -> list[str]:
         """``claims`` less those that are a rejected claim again (the same text, or with ``embed`` a near-duplicate)."""

@@ -117,7 +117,8 @@ INSERTION_POINTS = {
     "the built-in ones",
     STANCE_TRAINED: "the trained judge's training data: <state_dir>/learning/stance_trained/data_v<N>.jsonl, "
     "read by `lyra train stance --calibration-extra`",
-    "claim_extraction_example": f"config/prompts/claim_extraction.j2: the rejected claims after the {LEARNED_SECTION}",
+    "claim_extraction_example": "the claim extractor's output filter (lyra/ml/claims.py): extracted claims at cosine "
+    ">= 0.95 to a rejected one are dropped",
     "calibration": "the active NLI calibrator (calibration_rollback)",
 }
 MAX_REJECTED_SHOWN = 5  # rejected claims a claim-extraction example rule shows the LLM (the most recent)
@@ -624,7 +625,7 @@ class LearningService:
         self, key: str, group: list[dict[str, Any]], active: list[ActiveRuleFacts], measure: bool
     ) -> Proposal:
         """A NEGATIVE_EXAMPLE for claim extraction: the most recent rejected claims (with the reviewers' reasons),
-        shown to the LLM as what not to extract; measured by extracting again from their passages."""
+        which the extractor drops when the LLM returns them again; measured by extracting again from their passages."""
         shown = [{"claim": str(r["hypothesis"]), "reason": str(r.get("comment") or "")} for r in group]
         shown = list({ex["claim"]: ex for ex in shown}.values())[-MAX_REJECTED_SHOWN:]
         current = self.rulebook.rules(CLAIM_EXTRACTION)
@@ -651,20 +652,23 @@ class LearningService:
         exclude = [r.get("claim_id") for r in rejected]
         kept = [
             {"id": row["claim_id"], "claim": row["claim"], "passage": row["passage"], "topic": row["topic"] or ""}
-            for row in self.store.run("learning/kept_extracted_claims", {"exclude": exclude, "limit": EXTRACTION_CASES})
+            for row in self.store.run(
+                "learning/kept_extracted_claims", {"exclude_ids": exclude, "limit": EXTRACTION_CASES}
+            )
         ]
-        in_force = [current]
-        extractor = self._extractor_factory(lambda: in_force[0])
+        extractor = self._extractor_factory(lambda: current)
         embedder = self.index.embedder()
         started = time.perf_counter()
         out: dict[str, Any] = {"measured": True, "component": CLAIM_EXTRACTION}
         for name, group in (("rejected", cases), ("regression", kept)):
             rows = []
             for case in group:
-                found: dict[str, list[str]] = {}
-                for side, rules in (("before", current), ("after", proposed)):
-                    in_force[0] = rules
-                    found[side] = extractor.extract(str(case["passage"]), str(case["topic"]))
+                passage, topic = str(case["passage"]), str(case["topic"])
+                asked = extractor.ask(passage, topic, current)
+                # the same prompt: the same answer, so the difference is the rule's (the LLM varies between calls)
+                same_prompt = proposed.guidelines == current.guidelines
+                again = asked if same_prompt else extractor.ask(passage, topic, proposed)
+                found = {"before": extractor.keep(asked, current), "after": extractor.keep(again, proposed)}
                 vectors = embedder.embed([str(case["claim"]), *found["before"], *found["after"]])
                 scores = vectors[1:] @ vectors[0]
                 n = len(found["before"])
@@ -692,10 +696,14 @@ class LearningService:
             out[name] = {
                 **summary,
                 "pairs": len(rows),
-                "delta": {rate: round(summary["after"][rate] - summary["before"][rate], 4)} if rows else {},
+                "delta": {
+                    key: round(summary["after"][key] - summary["before"][key], 4)
+                    for key in (rate, "claims_per_passage")
+                }
+                if rows
+                else {},
                 "cases": rows,
             }
-        in_force[0] = current
         out["rules_version_before"] = current.version
         out["seconds"] = round(time.perf_counter() - started, 1)
         return out

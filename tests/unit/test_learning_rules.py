@@ -273,25 +273,21 @@ class JsonLLM(RecordingLLM):
         return {"claims": ["Drug Q lowers blood pressure in adults."]}
 
 
-def test_claim_extraction_shows_rejected_claims_fenced_and_reports_its_rules_version() -> None:
+def test_claim_extraction_drops_rejected_claims_without_showing_them_and_reports_its_rules_version() -> None:
     rejected = {"claim": "The study was funded by X.", "reason": "not a finding"}
     rules = {"now": LearnedRules("claim_extraction", 2, examples=(rejected,))}
     llm = JsonLLM()
     extractor = ClaimExtractor(llm, PROMPTS, rules=lambda: rules["now"])
     assert extractor.rules_version == 2
-    extractor.extract("A passage about drug Q.", "drug Q")
-    prompt = llm.prompts[-1]
-    assert "Reviewers rejected claims like these" in prompt and "(why rejected: not a finding)" in prompt
-    lines = prompt.splitlines()
-    at = lines.index("The study was funded by X.")  # the claim came from a passage: it is fenced like one
-    assert lines[at - 1].startswith("- <<LYRA-UNTRUSTED-") and lines[at + 1].startswith("<</LYRA-UNTRUSTED-")
+    assert extractor.extract("A passage about drug Q.", "drug Q") == ["Drug Q lowers blood pressure in adults."]
+    assert "The study was funded by X." not in llm.prompts[-1]  # shown, the offline LLM copied them
     # the LLM answers with a rejected claim again (reworded only in case and spacing): it is dropped
     again = {"claim": "drug q  lowers blood pressure in adults.", "reason": "too broad"}
     rules["now"] = LearnedRules("claim_extraction", 3, examples=(rejected, again))
     assert extractor.extract("A passage about drug Q.", "drug Q") == []
     rules["now"] = LearnedRules("claim_extraction", 4)
     assert extractor.extract("A passage about drug Q.", "drug Q") == ["Drug Q lowers blood pressure in adults."]
-    assert "Reviewers rejected" not in llm.prompts[-1] and extractor.rules_version == 4
+    assert extractor.rules_version == 4
 
 
 def extraction_review(n: int, claim: str, kept: bool = False, reviewer: str = "ana") -> RecordFacts:
