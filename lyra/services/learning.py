@@ -10,7 +10,9 @@
 * **Propose** in batches (:meth:`LearningService.generate_proposals`; also after
   ``LYRA_LEARNING_AUTO_PROPOSE_AFTER`` new corrections): per stance error pattern with enough evidence, a
   ``GUIDELINE`` for the stance LLM's prompts, a few-shot ``NEGATIVE_EXAMPLE`` for them, and a ``NEGATIVE_EXAMPLE``
-  set for the trained judge's data; a ``CALIBRATION_REFIT`` when the reviewed samples give a calibrator that lowers
+  set for the trained judge (its example memory and combiner fit); from rejected claims the LLM extracted, a
+  ``NEGATIVE_EXAMPLE`` for claim extraction (the extractor drops those claims; measured by extracting again from
+  their passages, :meth:`LearningService.measure_extraction`); a ``CALIBRATION_REFIT`` when the reviewed samples give a calibrator that lowers
   the held-out ECE. Reviewers may also write a guideline for any component (:meth:`LearningService.propose_rule`).
   A stance-LLM proposal's predicted effect is measured before anyone approves: the corrected pairs and a small
   regression set of real labelled pairs are judged with the active rules and with the active rules plus the
