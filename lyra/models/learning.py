@@ -16,9 +16,11 @@ RuleType = Literal["NEGATIVE_EXAMPLE", "POSITIVE_EXAMPLE", "GUIDELINE", "CONSTRA
 ProposalStatus = Literal["pending", "approved", "rejected"]
 Component = Literal[
     "stance", "stance_llm", "stance_trained", "claim_extraction", "citation_usefulness", "citation_detection",
-    "calibration", "domain_policy", "claims",
+    "calibration", "domain_policy", "claims", "evidence_ranking",
 ]  # fmt: skip
-RuleComponent = Literal["stance_llm", "stance_trained", "claim_extraction", "citation_usefulness", "citation_detection"]
+RuleComponent = Literal[
+    "stance_llm", "stance_trained", "claim_extraction", "citation_usefulness", "citation_detection", "evidence_ranking",
+]  # fmt: skip
 
 ReviewerId = Annotated[
     str,

@@ -12,8 +12,11 @@
   ``GUIDELINE`` for the stance LLM's prompts, a few-shot ``NEGATIVE_EXAMPLE`` for them, and a ``NEGATIVE_EXAMPLE``
   set for the trained judge (its example memory and combiner fit); from rejected claims the LLM extracted, a
   ``NEGATIVE_EXAMPLE`` for claim extraction (the extractor drops those claims; measured by extracting again from
-  their passages, :meth:`LearningService.measure_extraction`); a ``CALIBRATION_REFIT`` when the reviewed samples give a calibrator that lowers
-  the held-out ECE. Reviewers may also write a guideline for any component (:meth:`LearningService.propose_rule`).
+  their passages, :meth:`LearningService.measure_extraction`); for a domain whose verdicts reviewers keep
+  correcting, a ``CONSTRAINT`` lowering its ranking weight (measured by ranking the tasks again,
+  :meth:`LearningService.measure_ranking`); a ``CALIBRATION_REFIT`` when the reviewed samples give a calibrator that
+  lowers the held-out ECE. Reviewers may also write a guideline for a prompt's component
+  (:meth:`LearningService.propose_rule`).
   A stance-LLM proposal's predicted effect is measured before anyone approves: the corrected pairs and a small
   regression set of real labelled pairs are judged with the active rules and with the active rules plus the
   proposal (accuracy, macro-F1, ECE and their deltas). Proposals of a pattern that already has a pending one join
@@ -52,6 +55,7 @@ from lyra.ml.learned_rules import (
     CITATION_DETECTION,
     CITATION_USEFULNESS,
     CLAIM_EXTRACTION,
+    EVIDENCE_RANKING,
     STANCE_LLM,
     STANCE_TRAINED,
     LearnedRules,
@@ -105,7 +109,12 @@ from lyra.services.learning_rules import (
 
 log = logging.getLogger(__name__)
 
-RULE_COMPONENTS = (STANCE_LLM, STANCE_TRAINED, CLAIM_EXTRACTION, CITATION_USEFULNESS, CITATION_DETECTION)
+RULE_COMPONENTS = (
+    STANCE_LLM, STANCE_TRAINED, CLAIM_EXTRACTION, CITATION_USEFULNESS, CITATION_DETECTION, EVIDENCE_RANKING,
+)  # fmt: skip
+DOMAIN_PENALTY = 0.5  # the ranking factor a CONSTRAINT proposes for a domain whose verdicts reviewers keep correcting
+DOMAIN_CORRECTION_RATE = 0.5  # ... when at least this share of its reviewed verdicts were corrected
+DOMAIN_MIN_TASKS = 2  # ... in at least this many tasks
 HISTORY_LIMIT = 5000  # records of a component the evaluator and the proposer read at most
 PAGE = 2000
 LEARNED_SECTION = "the prompt's 'Learned rules' section (before the untrusted input)"
@@ -121,6 +130,8 @@ INSERTION_POINTS = {
     "read by `lyra train stance --calibration-extra`",
     "claim_extraction_example": "the claim extractor's output filter (lyra/ml/claims.py): extracted claims at cosine "
     ">= 0.95 to a rejected one are dropped",
+    EVIDENCE_RANKING: "the ranking weight of the domain's passages (claim-fragment pairs to judge) and web results: "
+    "its category weight times the factor",
     "calibration": "the active NLI calibrator (calibration_rollback)",
 }
 MAX_REJECTED_SHOWN = 5  # rejected claims a claim-extraction example rule shows the LLM (the most recent)
@@ -185,6 +196,23 @@ def _deltas(before: dict[str, Any], after: dict[str, Any]) -> dict[str, float]:
     return {k: round(after[k] - before[k], 4) for k in ("accuracy", "macro_f1", "ece") if k in before and k in after}
 
 
+def _rank_summary(ranked: Sequence[tuple[int, int]], top_k: int, rate: str) -> dict[str, Any]:
+    """Where reviewed passages rank (1 = first) before and after a ranking rule: the mean rank and the share within
+    the top ``top_k`` (named ``rate``), and their deltas."""
+    if not ranked:
+        return {"pairs": 0, "before": {}, "after": {}, "delta": {}}
+    out: dict[str, Any] = {"pairs": len(ranked)}
+    for i, side in enumerate(("before", "after")):
+        positions = [pair[i] for pair in ranked]
+        out[side] = {
+            "pairs": len(ranked),
+            "mean_rank": round(sum(positions) / len(positions), 3),
+            rate: round(sum(p <= top_k for p in positions) / len(positions), 4),
+        }
+    out["delta"] = {key: round(out["after"][key] - out["before"][key], 4) for key in ("mean_rank", rate)}
+    return out
+
+
 # ----------------------------------------------------------------------------- rules in force
 class RuleBook:
     """The active learned rules of each component as the prompts read them, re-read from Neo4j at most every
@@ -223,11 +251,14 @@ class RuleBook:
         }
         guidelines: list[str] = []
         examples: list[dict[str, str]] = []
+        constraints: list[dict[str, str]] = []
         for rule_id in ids:
             rule = by_id.get(rule_id)
             if rule is None:
                 continue
-            if rule["rule_type"] in ("GUIDELINE", "CONSTRAINT"):
+            if rule["rule_type"] == "CONSTRAINT" and component == EVIDENCE_RANKING:
+                constraints.append({str(k): str(v) for k, v in json.loads(rule["content"]).items()})
+            elif rule["rule_type"] in ("GUIDELINE", "CONSTRAINT"):
                 guidelines.append(str(rule["content"]))
             elif rule["rule_type"] in ("NEGATIVE_EXAMPLE", "POSITIVE_EXAMPLE") and component == STANCE_LLM:
                 examples.append({str(k): str(v) for k, v in json.loads(rule["content"]).items()})
@@ -238,7 +269,7 @@ class RuleBook:
                 # labelled pairs that join the trained judge's combiner fit and memory while the rule is active;
                 # rejected claims ({claim, reason}) the extraction prompt shows and the extractor drops
                 examples.extend({str(k): str(v) for k, v in item.items()} for item in json.loads(rule["content"]))
-        return LearnedRules(component, int(rule_set["version"]), tuple(guidelines), tuple(examples))
+        return LearnedRules(component, int(rule_set["version"]), tuple(guidelines), tuple(examples), tuple(constraints))
 
     def source(self, component: str) -> RuleSource:
         return lambda: self.rules(component)
@@ -305,10 +336,13 @@ class LearningService:
         embedder: Callable[[], Embedder],
         judge_factory: Callable[[RuleSource, RuleSource], NLIJudge] | None = None,
         extractor_factory: Callable[[RuleSource], ClaimExtractor] | None = None,
+        rank_task: Callable[[str, LearnedRules], dict[str, list[str]]] | None = None,
     ) -> None:
         """``judge_factory(rules, examples)``: a stance judge of the configured kind whose LLM prompts read ``rules``
         and whose trained combiner is fitted with ``examples`` too; ``extractor_factory(rules)``: a claim extractor
-        whose prompt reads ``rules``. Both measure proposals' predicted effects (None: those are not measured)."""
+        whose prompt reads ``rules``; ``rank_task(task_id, rules)``: per claim of the task, its fragments in the order
+        ingest ranks them under the ``evidence_ranking`` rules ``rules``. They measure proposals' predicted effects
+        (None: those are not measured)."""
         self.store = store
         self.settings = settings
         self.calibration = calibration
@@ -316,6 +350,7 @@ class LearningService:
         self.index = FeedbackIndex(store, settings.state_dir / "faiss" / "feedback", embedder)
         self._judge_factory = judge_factory
         self._extractor_factory = extractor_factory
+        self._rank_task = rank_task
         # what the measuring judge reads, by component
         self._measure_rules = {c: LearnedRules(c) for c in (STANCE_LLM, STANCE_TRAINED)}
         self._measure_judge: NLIJudge | None = None
@@ -519,6 +554,12 @@ class LearningService:
                 out, CLAIM_EXTRACTION, "NEGATIVE_EXAMPLE", key, EXTRACTION_PATTERN, rejected, active,
                 partial(self._propose_extraction, key, rejected, active, request.measure),
             )  # fmt: skip
+        for domain, (corrected, kept) in sorted(self._domain_reviews(records).items()):
+            key = f"ranking:domain:{domain}"
+            self._place(
+                out, EVIDENCE_RANKING, "CONSTRAINT", key, f"domain {domain}", corrected, active,
+                partial(self._propose_constraint, key, domain, corrected, kept, active, request.measure),
+            )  # fmt: skip
         refit = self._propose_refit()
         if isinstance(refit, Proposal):
             out.created.append(refit)
@@ -571,10 +612,114 @@ class LearningService:
         ]
         return sorted(group, key=lambda r: r["created_at"])
 
-    def _used_record_ids(self) -> set[str]:
+    def _domain_reviews(
+        self, records: list[dict[str, Any]]
+    ) -> dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+        """Per domain whose verdicts reviewers keep correcting — at least ``DOMAIN_CORRECTION_RATE`` of its reviewed
+        stance edges corrected, in ``DOMAIN_MIN_TASKS`` tasks or more — its corrections not yet used by a ranking
+        proposal (oldest first), and the reviews that kept a verdict in those tasks, of any domain (the regression
+        set: the domain's own good passages may fall, the others' rise)."""
+        used = self._used_record_ids(EVIDENCE_RANKING)
+        by_domain: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
+        for record in records:
+            domain = record.get("domain")
+            if not domain or record["kind"] not in ("correction", "confirmation"):
+                continue
+            corrected, kept = by_domain.setdefault(str(domain).lower(), ([], []))
+            (corrected if record["kind"] == "correction" else kept).append(record)
+        out: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
+        for domain, (corrected, kept) in by_domain.items():
+            rate = len(corrected) / (len(corrected) + len(kept))
+            if rate < DOMAIN_CORRECTION_RATE or len({r["task_id"] for r in corrected}) < DOMAIN_MIN_TASKS:
+                continue
+            fresh = sorted((r for r in corrected if r["id"] not in used), key=lambda r: r["created_at"])
+            tasks = {r["task_id"] for r in fresh}
+            if fresh:
+                out[domain] = (fresh, [r for r in records if r["kind"] == "confirmation" and r["task_id"] in tasks])
+        return out
+
+    def _propose_constraint(
+        self,
+        key: str,
+        domain: str,
+        corrected: list[dict[str, Any]],
+        kept: list[dict[str, Any]],
+        active: list[ActiveRuleFacts],
+        measure: bool,
+    ) -> Proposal:
+        """A CONSTRAINT for evidence ranking: the domain's passages and web results rank at ``DOMAIN_PENALTY`` of
+        their weight; measured by ranking the evidence's tasks again with and without it."""
+        own = len([r for r in kept if str(r.get("domain") or "").lower() == domain])
+        rate = len(corrected) / (len(corrected) + own)
+        constraint = {
+            "domain": domain,
+            "factor": str(DOMAIN_PENALTY),
+            "why": f"{len(corrected)} of {len(corrected) + own} reviewed verdicts on its passages corrected",
+        }
+        current = self.rulebook.rules(EVIDENCE_RANKING)
+        proposed = replace(current, constraints=(*current.constraints, constraint))
+        effect: dict[str, Any] = self.measure_ranking(proposed, corrected, kept) if measure else {"measured": False}
+        effect["correction_rate"] = round(rate, 4)
+        return self._store_proposal(
+            EVIDENCE_RANKING, "CONSTRAINT", key, f"domain {domain}", json.dumps(constraint), EVIDENCE_RANKING,
+            effect, corrected, active,
+        )  # fmt: skip
+
+    def measure_ranking(
+        self, proposed: LearnedRules, corrected: Sequence[dict[str, Any]], kept: Sequence[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """Rank the fragments of every claim of the evidence's tasks as ingest does, with the rules in force and
+        with ``proposed``: where the corrected verdicts' passages and the kept ones' (the regression set) land —
+        their mean rank (1 = first) and the share within the top ``LYRA_NLI_TOP_K`` (the pairs ingest judges)."""
+        if self._rank_task is None:
+            return {"measured": False, "why": "no ranker to measure with"}
+        current = self.rulebook.rules(EVIDENCE_RANKING)
+        started = time.perf_counter()
+        reviewed = [("corrected", list(corrected)), ("regression", list(kept))]
+        tasks = sorted({str(r["task_id"]) for _, group in reviewed for r in group})
+        orders = {
+            side: {t: self._rank_task(t, rules) for t in tasks}
+            for side, rules in (("before", current), ("after", proposed))
+        }
+        fragments = self._edge_fragments([r["edge_id"] for _, group in reviewed for r in group if r.get("edge_id")])
+        top_k = self.settings.nli_top_k
+        out: dict[str, Any] = {"measured": True, "component": EVIDENCE_RANKING, "top_k": top_k}
+        for name, group in reviewed:
+            cases = []
+            for record in group:
+                fragment = fragments.get(str(record.get("edge_id")))
+                ranks: dict[str, int | None] = {}
+                for side in ("before", "after"):
+                    order = orders[side].get(str(record["task_id"]), {}).get(str(record.get("claim_id")), [])
+                    ranks[side] = order.index(fragment) + 1 if fragment in order else None
+                cases.append(
+                    {
+                        "id": record["id"],
+                        "task_id": record["task_id"],
+                        "claim_id": record.get("claim_id"),
+                        "fragment_id": fragment,
+                        "domain": record.get("domain"),
+                        **ranks,
+                    }
+                )
+            ranked = [(c["before"], c["after"]) for c in cases if c["before"] is not None and c["after"] is not None]
+            out[name] = {**_rank_summary(ranked, top_k, "in_top_k" if name == "corrected" else "kept_rate")}
+            out[name]["cases"] = cases
+        out["rules_version_before"] = current.version
+        out["seconds"] = round(time.perf_counter() - started, 1)
+        return out
+
+    def _edge_fragments(self, edge_ids: list[str]) -> dict[str, str]:
+        """The fragment of each stance edge (by edge id) that still exists."""
+        rows = self.store.run("learning/edge_fragments", {"edge_ids": edge_ids}) if edge_ids else []
+        return {str(r["edge_id"]): str(r["fragment_id"]) for r in rows}
+
+    def _used_record_ids(self, component: str | None = None) -> set[str]:
         ids = [
             r["id"]
-            for r in self.store.run("learning/list_proposals", {"status": None, "component": None, "limit": 10_000})
+            for r in self.store.run(
+                "learning/list_proposals", {"status": None, "component": component, "limit": 10_000}
+            )
         ]
         return {rid for p in self._proposals(ids) for rid in p.evidence_ids}
 
@@ -808,6 +953,12 @@ class LearningService:
         missing = sorted(set(request.evidence_ids) - {r["id"] for r in evidence})
         if missing:
             raise NotFoundError(f"no feedback record {missing[0]!r}", hint="get_feedback_for_component lists them")
+        if request.component == EVIDENCE_RANKING:
+            raise InvalidInputError(
+                "component",
+                "evidence_ranking takes CONSTRAINT rules, which are proposed from corrected verdicts of a domain's "
+                "passages (generate_proposals), not written guidelines",
+            )
         active = self._active_rule_facts()
         if any(r.component == request.component and r.content == request.content for r in active):
             raise ConflictError(f"an active {request.component} rule already says exactly this")

@@ -33,6 +33,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from lyra.core.errors import InvalidInputError
 from lyra.core.settings import Settings
 from lyra.graph.store import GraphStore
+from lyra.ml.learned_rules import RuleSource, domain_penalties
 from lyra.ml.protocols import Embedder
 from lyra.ml.ranking import CandidateRanker
 from lyra.models.ingest import IngestReport
@@ -182,10 +183,12 @@ class WebSearch:
         ranker: CandidateRanker,
         gate: Gate,
         notes: Sequence[str] = (),
+        ranking_rules: RuleSource | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
         self.engines = list(engines)
+        self.ranking_rules = ranking_rules  # learned CONSTRAINT rules lowering a domain's weight (issue 15)
         self.fetcher = fetcher
         self.embedder = embedder
         self.ranker = ranker
@@ -331,7 +334,11 @@ class WebSearch:
         anchors = list(dict.fromkeys([query, *[c for c in claims if c.strip()]]))[:MAX_ANCHORS]
         vectors = self.embedder.embed(texts)
         anchor_vectors = self.embedder.embed(anchors)
-        weights = [c.category_weight if c.category_weight is not None else 1.0 for c in candidates]
+        penalties = domain_penalties(self.ranking_rules()) if self.ranking_rules else {}
+        weights = [
+            (c.category_weight if c.category_weight is not None else 1.0) * penalties.get(c.domain.lower(), 1.0)
+            for c in candidates
+        ]
         for position, anchor in enumerate(anchors):
             ranked = self.ranker.rank(
                 anchor, anchor_vectors[position], texts, vectors, top_k=len(texts), weights=weights

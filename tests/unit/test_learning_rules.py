@@ -314,3 +314,33 @@ def test_rejections_of_extracted_claims_form_a_pattern_and_a_restore_makes_the_c
     assert again.classification == "ambiguous" and "bo: adopted" in again.rationale
     # a person's claim concerns no model: the claim is not a case of the extractor's
     assert RecordFacts("p", "claim_reject", "claims", "t", "ana", claim_id="c1").case_id is None
+
+
+def test_ranking_constraints_give_each_named_domain_its_smallest_valid_factor() -> None:
+    from lyra.ml.learned_rules import EVIDENCE_RANKING, domain_penalties
+
+    plain = LearnedRules(EVIDENCE_RANKING, 1, guidelines=("g",))
+    assert plain.fingerprint() == LearnedRules(EVIDENCE_RANKING, 2, guidelines=("g",)).fingerprint()
+    rules = LearnedRules(
+        EVIDENCE_RANKING,
+        3,
+        constraints=(
+            {"domain": "Mill.example.com", "factor": "0.5"},
+            {"domain": "mill.example.com", "factor": "0.25"},
+            {"domain": "odd.example.com", "factor": "2"},  # a factor above 1 would promote: ignored
+            {"domain": "bad.example.com", "factor": "half"},  # unreadable: ignored
+        ),
+    )
+    assert not rules.empty and rules.fingerprint() != plain.fingerprint()
+    assert domain_penalties(rules) == {"mill.example.com": 0.25}
+    assert domain_penalties(LearnedRules(EVIDENCE_RANKING)) == {}
+
+
+def test_rank_summary_reports_mean_rank_and_top_k_share_before_and_after() -> None:
+    from lyra.services.learning import _rank_summary
+
+    summary = _rank_summary([(1, 3), (2, 4)], top_k=2, rate="in_top_k")
+    assert summary["before"] == {"pairs": 2, "mean_rank": 1.5, "in_top_k": 1.0}
+    assert summary["after"] == {"pairs": 2, "mean_rank": 3.5, "in_top_k": 0.0}
+    assert summary["delta"] == {"mean_rank": 2.0, "in_top_k": -1.0}
+    assert _rank_summary([], 2, "kept_rate")["delta"] == {}
