@@ -196,6 +196,34 @@ def _deltas(before: dict[str, Any], after: dict[str, Any]) -> dict[str, float]:
     return {k: round(after[k] - before[k], 4) for k in ("accuracy", "macro_f1", "ece") if k in before and k in after}
 
 
+def predicted_text(effect: dict[str, Any]) -> str:
+    """A proposal's predicted effect in a few words, whatever its kind (for the report page)."""
+
+    def change(part: dict[str, Any], key: str) -> str:
+        before, after = part.get("before", {}).get(key), part.get("after", {}).get(key)
+        return f"{before} -> {after}" if before is not None and after is not None else "-"
+
+    if not effect.get("measured"):
+        return "not measured"
+    if effect.get("component") == CLAIM_EXTRACTION:
+        return (
+            f"rejected claims returned {change(effect.get('rejected', {}), 're_extracted_rate')}; "
+            f"kept claims returned {change(effect.get('regression', {}), 'kept_rate')}"
+        )
+    if effect.get("component") == EVIDENCE_RANKING:
+        return (
+            f"corrected passages' mean rank {change(effect.get('corrected', {}), 'mean_rank')}, in the top "
+            f"{effect.get('top_k')} {change(effect.get('corrected', {}), 'in_top_k')}; kept passages in the top "
+            f"{change(effect.get('regression', {}), 'kept_rate')}"
+        )
+    if "corrected" in effect:
+        corrected = effect["corrected"].get("delta", {}).get("accuracy")
+        regression = effect.get("regression", {}).get("delta", {}).get("accuracy")
+        text = f"accuracy {corrected:+.2f} on corrected pairs" if corrected is not None else "accuracy -"
+        return text + (f", {regression:+.2f} on regression pairs" if regression is not None else "")
+    return f"ECE {effect.get('ece_before', 0):.3f} -> {effect.get('ece_after', 0):.3f}"
+
+
 def _rank_summary(ranked: Sequence[tuple[int, int]], top_k: int, rate: str) -> dict[str, Any]:
     """Where reviewed passages rank (1 = first) before and after a ranking rule: the mean rank and the share within
     the top ``top_k`` (named ``rate``), and their deltas."""
@@ -1308,17 +1336,7 @@ class LearningService:
         """The active rules as the report page lists them: predicted and observed effect in words."""
         rows: list[dict[str, Any]] = []
         for rule in self.list_rules(ListRulesRequest()).rules:
-            effect = rule.predicted_effect
-            if effect.get("measured") and "corrected" in effect:
-                corrected = effect["corrected"]["delta"].get("accuracy")
-                regression = effect.get("regression", {}).get("delta", {}).get("accuracy")
-                predicted = f"accuracy {corrected:+.2f} on corrected pairs"
-                if regression is not None:
-                    predicted += f", {regression:+.2f} on regression pairs"
-            elif effect.get("measured"):
-                predicted = f"ECE {effect.get('ece_before', 0):.3f} -> {effect.get('ece_after', 0):.3f}"
-            else:
-                predicted = "not measured"
+            predicted = predicted_text(rule.predicted_effect)
             observed = rule.observed
             seen = f"{observed['kept']} kept, {observed['corrected']} corrected" if observed else "-"
             if observed.get("flag"):
@@ -1336,11 +1354,14 @@ class LearningService:
         return rows
 
     def _observed(self, rule: dict[str, Any]) -> dict[str, Any]:
-        """Reviews of stance verdicts made while the rule was in force: how many kept the label, how many
-        corrected it (effectiveness tracking; a rule whose verdicts are corrected more often than kept is flagged)."""
-        if rule["component"] != STANCE_LLM:
+        """Reviews of stance verdicts (or of extracted claims) made while the rule was in force: how many kept the
+        label, how many corrected it (effectiveness tracking; a rule whose outputs are corrected more often than
+        kept is flagged)."""
+        records = {STANCE_LLM: "stance", CLAIM_EXTRACTION: EXTRACTION_RECORDS}.get(rule["component"])
+        if records is None:
             return {}
-        rows = self.store.run("learning/rule_observations", {"component": rule["component"], "rule_id": rule["id"]})
+        params = {"component": rule["component"], "rule_id": rule["id"], "records": records}
+        rows = self.store.run("learning/rule_observations", params)
         kept, corrected = int(rows[0]["kept"]), int(rows[0]["corrected"])
         out: dict[str, Any] = {"reviews": kept + corrected, "kept": kept, "corrected": corrected}
         if kept + corrected >= self.settings.learning_min_evidence and corrected > kept:

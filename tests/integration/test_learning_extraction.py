@@ -144,6 +144,8 @@ def test_rejected_extracted_claims_become_a_measured_prompt_rule(loop: Services,
     assert approved.status == "approved" and approved.rule_id
 
     # deployed: the extractor drops the rejected claims; new extracted claims record the rule set
+    shown_rule = [row for row in loop.learning.report_rows() if row["id"] == approved.rule_id]
+    assert shown_rule[0]["predicted"].startswith("rejected claims returned")  # the report page words it
     rules = loop.learning.rulebook.rules(CLAIM_EXTRACTION)
     assert rules.version == 1 and [ex["claim"] for ex in rules.examples] == [ex["claim"] for ex in shown]
     after = extract(loop, tmp_path, "learn_x_after", 0)  # the first rejected claim's abstract, in a new task

@@ -124,6 +124,8 @@ def test_a_domains_corrected_verdicts_become_a_measured_ranking_constraint(loop:
     assert approved.status == "approved" and approved.rule_id
     rules = loop.learning.rulebook.rules(EVIDENCE_RANKING)
     assert rules.version == 1 and rules.constraints[0]["domain"] == MILL
+    shown = [row for row in loop.learning.report_rows() if row["id"] == approved.rule_id]
+    assert "corrected passages' mean rank" in shown[0]["predicted"]  # the report page words it
 
     # the ranking ingest uses now is exactly the measured "after"; a new ingest records the rule set
     base = loop.learning.rulebook.load(EVIDENCE_RANKING, 0)

@@ -344,3 +344,29 @@ def test_rank_summary_reports_mean_rank_and_top_k_share_before_and_after() -> No
     assert summary["after"] == {"pairs": 2, "mean_rank": 3.5, "in_top_k": 0.0}
     assert summary["delta"] == {"mean_rank": 2.0, "in_top_k": -1.0}
     assert _rank_summary([], 2, "kept_rate")["delta"] == {}
+
+
+def test_the_report_words_every_kind_of_predicted_effect() -> None:
+    from lyra.services.learning import predicted_text
+
+    assert predicted_text({"measured": False}) == "not measured"
+    stance = {"measured": True, "corrected": {"delta": {"accuracy": 1.0}}, "regression": {"delta": {"accuracy": 0.0}}}
+    assert predicted_text(stance) == "accuracy +1.00 on corrected pairs, +0.00 on regression pairs"
+    extraction = {
+        "measured": True,
+        "component": "claim_extraction",
+        "rejected": {"before": {"re_extracted_rate": 0.67}, "after": {"re_extracted_rate": 0.0}},
+        "regression": {"before": {"kept_rate": 1.0}, "after": {"kept_rate": 1.0}},
+    }
+    assert predicted_text(extraction) == "rejected claims returned 0.67 -> 0.0; kept claims returned 1.0 -> 1.0"
+    ranking = {
+        "measured": True,
+        "component": "evidence_ranking",
+        "top_k": 2,
+        "corrected": {"before": {"mean_rank": 1.5, "in_top_k": 1.0}, "after": {"mean_rank": 2.5, "in_top_k": 0.5}},
+        "regression": {"before": {}, "after": {}},  # no kept verdict in those tasks
+    }
+    assert predicted_text(ranking) == (
+        "corrected passages' mean rank 1.5 -> 2.5, in the top 2 1.0 -> 0.5; kept passages in the top -"
+    )
+    assert predicted_text({"measured": True, "ece_before": 0.2, "ece_after": 0.1}) == "ECE 0.200 -> 0.100"
