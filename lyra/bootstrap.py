@@ -263,6 +263,7 @@ class Services:
             self.domains,
             notes,
             ranking_rules=self.learning.rulebook.source(EVIDENCE_RANKING),
+            interventions=self.interventions,
         )
 
     def academic(self, max_requests: int | None = None, *, settings: Settings | None = None) -> AcademicResearch:
