@@ -217,8 +217,8 @@ class ExampleMemory:
     cosine 0.998 and often have opposite labels) and its passage is the example's passage or a near-duplicate of it
     (embedding cosine at least ``passage_similarity``; without an embedder only the same text counts). The verdict's
     probabilities then move towards the reviewers' label: weight ``MIN_MEMORY_WEIGHT`` at the threshold rising to
-    ``MAX_MEMORY_WEIGHT`` for the same passage, so the reviewed label always wins and the network's view still
-    shows in the rest."""
+    ``MAX_MEMORY_WEIGHT`` for the same passage, so the reviewed label always wins (reviewers who disagree share the
+    weight) and the network's view still shows in the rest."""
 
     def __init__(
         self,

@@ -835,13 +835,13 @@ class LearningService:
         embedder = self.index.embedder()
         started = time.perf_counter()
         out: dict[str, Any] = {"measured": True, "component": CLAIM_EXTRACTION}
+        # the same prompt gives the same answer: then the difference is the rule's alone (the LLM varies per call)
+        same_prompt = proposed.guidelines == current.guidelines
         for name, group in (("rejected", cases), ("regression", kept)):
             rows = []
             for case in group:
                 passage, topic = str(case["passage"]), str(case["topic"])
                 asked = extractor.ask(passage, topic, current)
-                # the same prompt: the same answer, so the difference is the rule's (the LLM varies between calls)
-                same_prompt = proposed.guidelines == current.guidelines
                 again = asked if same_prompt else extractor.ask(passage, topic, proposed)
                 found = {"before": extractor.keep(asked, current), "after": extractor.keep(again, proposed)}
                 vectors = embedder.embed([str(case["claim"]), *found["before"], *found["after"]])
