@@ -19,7 +19,8 @@ from lyra.graph.connection import ConnectionInfo, connect
 from lyra.graph.evidence import EvidenceRepository
 from lyra.graph.store import GraphStore
 from lyra.graph.tasks import TaskRepository
-from lyra.ml.learned_rules import CITATION_DETECTION, CITATION_USEFULNESS, CLAIM_EXTRACTION
+from lyra.ml.claims import ClaimExtractor
+from lyra.ml.learned_rules import CITATION_DETECTION, CITATION_USEFULNESS, CLAIM_EXTRACTION, EVIDENCE_RANKING
 from lyra.services.calibration import CalibrationService
 from lyra.services.cleanup import CleanupService
 from lyra.services.domains import DomainGate
@@ -97,6 +98,10 @@ class Services:
             self.calibration,
             embedder=lambda: self.models.embedder,
             judge_factory=lambda rules, examples: self.models.stance_judge(rules, examples),
+            extractor_factory=lambda rules: ClaimExtractor(
+                self.models.llm, self.settings.prompts_dir, rules=rules, embed=lambda t: self.models.embedder.embed(t)
+            ),
+            rank_task=lambda task_id, rules: self.ingest.rank_task(task_id, rules),
         )
 
     def worker_pool(self) -> WorkerPool:
@@ -195,6 +200,7 @@ class Services:
             gate=self.domains,
             calibrator=self.calibration.active_calibrator,
             claim_rules=self.learning.rulebook.source(CLAIM_EXTRACTION),
+            ranking_rules=self.learning.rulebook.source(EVIDENCE_RANKING),
         )
 
     @cached_property
@@ -256,6 +262,8 @@ class Services:
             ingest.ranker,
             self.domains,
             notes,
+            ranking_rules=self.learning.rulebook.source(EVIDENCE_RANKING),
+            interventions=self.interventions,
         )
 
     def academic(self, max_requests: int | None = None, *, settings: Settings | None = None) -> AcademicResearch:

@@ -8,7 +8,9 @@
 // * CITES edges whose two pages both hold no fragment that stays;
 // * pages that hold no fragment that stays and have no CITES edge to a page that holds one;
 // * jobs no Task holds (no (:Task)-[:HAS_JOB]->);
-// * intervention items no Task holds (no (:Task)-[:HAS_INTERVENTION]->).
+// * intervention items no Task holds (no (:Task)-[:HAS_INTERVENTION]->);
+// * per-domain daily page counts of days before $before (ISO date, UTC; only today's count limits fetching).
+// Params: $before
 CALL () {
   MATCH (c:Claim)
   WHERE NOT EXISTS { (:Task)-[:HAS_CLAIM]->(c) }
@@ -67,9 +69,14 @@ CALL () {
   RETURN count(i) AS interventions
 }
 CALL () {
+  MATCH (d:DomainDay)
+  WHERE d.day < $before
+  RETURN count(d) AS domain_days
+}
+CALL () {
   // a running job no Task holds writes nothing any task uses (and is itself garbage), so it does not count
   MATCH (j:Job {state: 'running'})
   WHERE EXISTS { (:Task)-[:HAS_JOB]->(j) }
   RETURN count(j) AS running_jobs
 }
-RETURN claims, stance_edges, fragments, citations, pages, jobs, interventions, running_jobs
+RETURN claims, stance_edges, fragments, citations, pages, jobs, interventions, domain_days, running_jobs

@@ -152,6 +152,8 @@ class Settings(BaseSettings):
     learning_min_evidence: int = Field(default=3, ge=1)  # corrections of one pattern before a proposal is made
     learning_high_min: int = Field(default=5, ge=2)  # ... before the pattern counts as generalizable_high
     learning_similarity_threshold: float = Field(default=0.8, ge=0.0, le=1.0)  # find_similar's default
+    # an approved example for the trained judge decides a pair of its claim whose passage is at least this similar
+    learning_example_passage_similarity: float = Field(default=0.98, ge=0.5, le=1.0)
     learning_propose_examples: bool = True  # also propose a few-shot example for the stance LLM per error pattern
     learning_auto_propose_after: int = Field(default=0, ge=0)  # new stance corrections that start a batch (0: never)
     learning_regression_set: Path = PROJECT_ROOT / "config" / "learning" / "regression_pairs.jsonl"

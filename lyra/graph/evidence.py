@@ -115,7 +115,13 @@ class EvidenceRepository:
         if fragment_ids:
             self._check_missing("evidence/missing_endpoints", {"fragment_ids": fragment_ids, "claim_ids": []}, "claims")
         rows = [
-            {"id": new_id("clm"), "text": c.text, "source_fragment_ids": list(c.source_fragment_ids)} for c in items
+            {
+                "id": new_id("clm"),
+                "text": c.text,
+                "source_fragment_ids": list(c.source_fragment_ids),
+                "extraction_rules_version": c.extraction_rules_version,
+            }
+            for c in items
         ]
         ids: list[str] = []
         for batch in _batches(rows, self.batch_size):

@@ -102,6 +102,8 @@ class Models:
                 llm_judge=self.llm_questions(rules) if self.settings.stance_use_llm else None,
                 examples=examples,
                 llm_threshold=self.settings.stance_llm_threshold,
+                passage_similarity=self.settings.learning_example_passage_similarity,
+                embed=lambda texts: self.embedder.embed(texts),
             )
         return LLMStanceJudge(
             self.llm, self.embedder, self.settings.prompts_dir, self.stance_config(), self.answers, rules=rules

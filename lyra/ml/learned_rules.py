@@ -20,7 +20,10 @@ STANCE_TRAINED = "stance_trained"  # the trained network's training data (deploy
 CLAIM_EXTRACTION = "claim_extraction"
 CITATION_USEFULNESS = "citation_usefulness"
 CITATION_DETECTION = "citation_detection"
-COMPONENTS = (STANCE_LLM, STANCE_TRAINED, CLAIM_EXTRACTION, CITATION_USEFULNESS, CITATION_DETECTION)
+EVIDENCE_RANKING = "evidence_ranking"  # how candidate passages and web results are ranked (CONSTRAINT rules)
+COMPONENTS = (
+    STANCE_LLM, STANCE_TRAINED, CLAIM_EXTRACTION, CITATION_USEFULNESS, CITATION_DETECTION, EVIDENCE_RANKING,
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -31,14 +34,18 @@ class LearnedRules:
     version: int = 0
     guidelines: tuple[str, ...] = ()
     examples: tuple[dict[str, str], ...] = field(default_factory=tuple)  # few-shot examples, the template's keys
+    constraints: tuple[dict[str, str], ...] = field(default_factory=tuple)  # CONSTRAINT rules read as data
 
     @property
     def empty(self) -> bool:
-        return not self.guidelines and not self.examples
+        return not self.guidelines and not self.examples and not self.constraints
 
     def fingerprint(self) -> str:
         """A hash of exactly what the rules put into a prompt (two versions with the same content hash alike)."""
-        body = json.dumps({"g": list(self.guidelines), "e": list(self.examples)}, sort_keys=True)
+        content: dict[str, Any] = {"g": list(self.guidelines), "e": list(self.examples)}
+        if self.constraints:
+            content["c"] = list(self.constraints)
+        body = json.dumps(content, sort_keys=True)
         return hashlib.sha256(body.encode("utf-8")).hexdigest()[:10]
 
     def tag(self) -> str:
@@ -51,6 +58,7 @@ class LearnedRules:
             "version": self.version,
             "guidelines": list(self.guidelines),
             "examples": list(self.examples),
+            "constraints": list(self.constraints),
         }
 
 
@@ -64,3 +72,18 @@ def no_rules(component: str) -> RuleSource:
 
 def fixed_rules(rules: LearnedRules) -> RuleSource:
     return lambda: rules
+
+
+def domain_penalties(rules: LearnedRules) -> dict[str, float]:
+    """The ranking factor of each domain an active ``evidence_ranking`` CONSTRAINT names (``{"domain", "factor"}``;
+    the smallest factor when several name one domain). A domain not named ranks as before (factor 1)."""
+    out: dict[str, float] = {}
+    for constraint in rules.constraints:
+        domain = str(constraint.get("domain", "")).strip().lower()
+        try:
+            factor = float(constraint.get("factor", 1.0))
+        except ValueError:
+            continue
+        if domain and 0.0 <= factor <= 1.0:
+            out[domain] = min(factor, out.get(domain, 1.0))
+    return out

@@ -20,7 +20,7 @@ import hashlib
 import json
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -199,6 +199,94 @@ def refit_combiner(
     return combiner, xs, ys
 
 
+MEMORY_METHOD = "reviewer_example"  # appended to a verdict's method when an approved example decided it
+MIN_MEMORY_WEIGHT = 0.6  # the example's share of the probabilities at the passage-similarity threshold
+MAX_MEMORY_WEIGHT = 0.95  # ... and for the very passage the reviewers judged
+
+
+def claim_key(text: str) -> str:
+    """A claim's identity for the example memory: case, spacing and trailing punctuation do not count."""
+    return " ".join(text.casefold().split()).rstrip(" .;:!?")
+
+
+class ExampleMemory:
+    """Reviewer-approved pairs the trained judge defers to when it meets them again.
+
+    A judged pair matches an example when its claim is the example's claim (compared by :func:`claim_key`, not by
+    embedding: claims that differ in one word — "increases" / "decreases", 108 / 1008 participants — embed at
+    cosine 0.998 and often have opposite labels) and its passage is the example's passage or a near-duplicate of it
+    (embedding cosine at least ``passage_similarity``; without an embedder only the same text counts). The verdict's
+    probabilities then move towards the reviewers' label: weight ``MIN_MEMORY_WEIGHT`` at the threshold rising to
+    ``MAX_MEMORY_WEIGHT`` for the same passage, so the reviewed label always wins (reviewers who disagree share the
+    weight) and the network's view still shows in the rest."""
+
+    def __init__(
+        self,
+        examples: Sequence[dict[str, str]],
+        passage_similarity: float,
+        embed: Callable[[Sequence[str]], np.ndarray] | None = None,
+    ) -> None:
+        self.passage_similarity = passage_similarity
+        self._embed = embed
+        self._by_claim: dict[str, list[tuple[str, str]]] = {}
+        for example in examples:
+            entry = (" ".join(example["premise"].split()), example["label"])
+            self._by_claim.setdefault(claim_key(example["hypothesis"]), []).append(entry)
+        self._example_vectors: dict[str, np.ndarray] | None = None  # example passages' embeddings, made on first use
+
+    def _similarities(self, passages: Sequence[str]) -> list[dict[str, float]]:
+        """Per passage, its cosine to every example passage (embedded in one batch; nothing kept of the passages)."""
+        if self._embed is None or not passages:
+            return [{} for _ in passages]
+        if self._example_vectors is None:
+            texts = sorted({text for entries in self._by_claim.values() for text, _ in entries})
+            self._example_vectors = dict(zip(texts, np.asarray(self._embed(texts), dtype=float), strict=True))
+        vectors = np.asarray(self._embed(list(passages)), dtype=float)
+        return [{text: float(v @ vector) for text, v in self._example_vectors.items()} for vector in vectors]
+
+    def matches(self, pairs: Sequence[tuple[str, str]]) -> list[dict[str, float] | None]:
+        """Per pair, the reviewers' labels it matches with the best passage similarity of each (None: no match)."""
+        candidates = [self._by_claim.get(claim_key(claim), []) for _, claim in pairs]
+        passages = [" ".join(premise.split()) for premise, _ in pairs]
+        # only pairs of a known claim whose passage is not an example's verbatim need an embedding
+        inexact = [
+            i
+            for i, (passage, entries) in enumerate(zip(passages, candidates, strict=True))
+            if entries and self.passage_similarity < 1.0 and all(text != passage for text, _ in entries)
+        ]
+        similar = dict(zip(inexact, self._similarities([passages[i] for i in inexact]), strict=True))
+        out: list[dict[str, float] | None] = []
+        for i, (passage, entries) in enumerate(zip(passages, candidates, strict=True)):
+            found: dict[str, float] = {}
+            for text, label in entries:
+                score = 1.0 if text == passage else min(similar.get(i, {}).get(text, 0.0), 1.0)
+                if score >= self.passage_similarity:
+                    found[label] = max(found.get(label, 0.0), score)
+            out.append(found or None)
+        return out
+
+    def apply(self, pairs: Sequence[tuple[str, str]], results: list[NLIResult]) -> list[NLIResult]:
+        """``results`` with the verdicts of matching pairs moved towards the reviewers' label (see the class)."""
+        for i, found in enumerate(self.matches(pairs)):
+            if not found:
+                continue
+            span = max(1.0 - self.passage_similarity, 1e-9)
+            target: dict[str, float] = {label: 0.0 for label in LABELS}
+            best = 0.0
+            for label, similarity in found.items():  # reviewers who disagree share the weight
+                target[label] += similarity / sum(found.values())
+                best = max(best, similarity)
+            strength = MIN_MEMORY_WEIGHT + (MAX_MEMORY_WEIGHT - MIN_MEMORY_WEIGHT) * min(
+                1.0, max(0.0, (best - self.passage_similarity) / span)
+            )
+            probs: dict[str, float] = {
+                label: (1.0 - strength) * results[i].probs[label] + strength * target[label] for label in LABELS
+            }
+            label = max(LABELS, key=lambda name: probs[name])
+            results[i] = NLIResult(label, probs, f"{results[i].method}+{MEMORY_METHOD}")
+        return results
+
+
 class TrainedStanceJudge:
     """The offline default judge (``LYRA_NLI_BACKEND=trained``). Thread-safe; loads on first use."""
 
@@ -212,10 +300,14 @@ class TrainedStanceJudge:
         fitting: bool = False,
         examples: RuleSource | None = None,
         llm_threshold: float | None = None,
+        passage_similarity: float = 0.98,
+        embed: Callable[[Sequence[str]], np.ndarray] | None = None,
     ) -> None:
         """``fitting``: only the network is needed (the combiner is being fitted from :meth:`features`).
         ``examples``: the learned rules of the ``stance_trained`` component, read at every judgement: labelled pairs
-        approved by reviewers, which join the combiner's fit (:func:`refit_combiner`) while they are active.
+        approved by reviewers, which join the combiner's fit (:func:`refit_combiner`) while they are active, and which
+        the judge defers to when it meets their claim with the same or a near-duplicate passage (:class:`ExampleMemory`:
+        passage cosine at least ``passage_similarity`` under ``embed``; without ``embed`` the same text only).
         ``llm_threshold`` (with an LLM judge): a cascade — a pair whose network-only verdict is at least this sure
         keeps it, and only the others are put to the LLM (None: every pair is)."""
         self.artifact = StanceArtifact.read(folder)
@@ -223,6 +315,9 @@ class TrainedStanceJudge:
         self.examples = examples or no_rules(STANCE_TRAINED)
         self.llm_threshold = llm_threshold if llm_judge is not None else None
         self._learned: dict[tuple[str, str], StanceCombiner] = {}  # refitted combiners by (key, examples' hash)
+        self._memories: dict[str, ExampleMemory] = {}  # by examples' hash
+        self._passage_similarity = passage_similarity
+        self._embed = embed
         self._combiners: dict[str, StanceCombiner] = {}
         if not fitting:
             self._combiners["combiner"] = self.artifact.combiner(with_llm=False)
@@ -247,7 +342,7 @@ class TrainedStanceJudge:
         """The network and combiner's id (with the learned examples in the fit, if any), plus the LLM judge's (which
         carries its learned rules) when attached."""
         tag = self.examples().tag()
-        own = f"{self._base_model_id}:{tag}" if tag else self._base_model_id
+        own = f"{self._base_model_id}:{tag}:memory{self._passage_similarity:g}" if tag else self._base_model_id
         if self.llm_threshold is not None:
             own += f":cascade{self.llm_threshold:g}"
         return own if self.llm_judge is None else f"{own}+{self.llm_judge.model_id}"
@@ -333,9 +428,27 @@ class TrainedStanceJudge:
             rows.append([values[n] for n in names])
         return np.asarray(rows, dtype=float).reshape(len(rows), len(names))
 
+    def memory(self) -> ExampleMemory | None:
+        """The reviewers' examples in force as a memory the verdicts defer to (None while there are none)."""
+        rules = self.examples()
+        if rules.empty or not rules.examples:
+            return None
+        key = rules.fingerprint()
+        with self._lock:
+            memory = self._memories.get(key)
+            if memory is None:
+                memory = ExampleMemory(rules.examples, self._passage_similarity, self._embed)
+                self._memories = {key: memory}  # only the set in force is kept
+            return memory
+
     def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIResult]:
         if not pairs:
             return []
+        results = self._judge(pairs)
+        memory = self.memory()
+        return results if memory is None else memory.apply(pairs, results)
+
+    def _judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIResult]:
         if self.llm_threshold is None:
             method = "trained_sentences" if self.llm_judge is None else "trained_sentences+llm"
             return self._judged(self.combiner(), pairs, method)

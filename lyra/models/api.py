@@ -660,6 +660,7 @@ class GarbageCounts(Response):
     pages: int = Field(description="pages with no fragment and no CITES edge left")
     jobs: int = Field(description="jobs no task holds")
     interventions: int = Field(default=0, description="intervention items no task holds")
+    domain_days: int = Field(default=0, description="per-domain daily page counts of days before yesterday (UTC)")
 
 
 class GarbageReport(Response):

@@ -83,6 +83,9 @@ class ClaimIn(_Strict):
 
     text: NonEmpty = Field(max_length=4000)
     source_fragment_ids: list[NonEmpty] = Field(default_factory=list, max_length=100)
+    extraction_rules_version: int | None = Field(
+        default=None, ge=0, description="the claim-extraction learned rule-set version it was extracted under"
+    )
 
     @field_validator("source_fragment_ids")
     @classmethod

@@ -62,6 +62,9 @@ class IngestReport(BaseModel):
     fragments_existing: int = 0
     fragments_near_duplicate: int = 0
     pairs_ranked: int = 0
+    ranking_rules_version: int = Field(
+        default=0, description="the evidence-ranking learned rule-set version the pairs were ranked under"
+    )
     pairs_judged: int = 0
     # of pairs_judged, answered without the model: from the NLI cache, or already recorded in the graph (a stance
     # edge written by any worker, on any host, is the pair's judgement: it is never judged again)

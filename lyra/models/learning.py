@@ -16,9 +16,11 @@ RuleType = Literal["NEGATIVE_EXAMPLE", "POSITIVE_EXAMPLE", "GUIDELINE", "CONSTRA
 ProposalStatus = Literal["pending", "approved", "rejected"]
 Component = Literal[
     "stance", "stance_llm", "stance_trained", "claim_extraction", "citation_usefulness", "citation_detection",
-    "calibration", "domain_policy", "claims",
+    "calibration", "domain_policy", "claims", "evidence_ranking",
 ]  # fmt: skip
-RuleComponent = Literal["stance_llm", "stance_trained", "claim_extraction", "citation_usefulness", "citation_detection"]
+RuleComponent = Literal[
+    "stance_llm", "stance_trained", "claim_extraction", "citation_usefulness", "citation_detection", "evidence_ranking",
+]  # fmt: skip
 
 ReviewerId = Annotated[
     str,
@@ -38,18 +40,24 @@ class FeedbackRecord(Response):
     id: str
     event_id: str = Field(description="the FeedbackEvent of the action")
     kind: str = Field(description="correction | confirmation | claim_reject | claim_restore | domain_rule")
-    component: str = Field(description="what the feedback is about: stance (a judge verdict), claims, domain_policy")
+    component: str = Field(
+        description="what the feedback is about: stance (a judge verdict), claim_extraction (a claim the LLM "
+        "extracted), claims (a claim a person wrote), domain_policy"
+    )
     task_id: str
     edge_id: str | None = None
     claim_id: str | None = None
     domain: str | None = None
     judge_id: str | None = Field(default=None, description="the judge that made the verdict (when recorded)")
-    rules_version: int | None = Field(default=None, description="the stance LLM's rule-set version of the verdict")
+    rules_version: int | None = Field(
+        default=None, description="the learned rule-set version the verdict or extraction was made under"
+    )
     predicted_label: str | None = None
     predicted_confidence: float | None = None
     correct_label: str | None = None
     premise: str | None = None
     hypothesis: str | None = None
+    topic: str | None = Field(default=None, description="an extracted claim's topic: the task's hypothesis")
     reviewer_id: str
     tags: list[str] = Field(default_factory=list)
     comment: str | None = None

@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from pydantic import BaseModel
@@ -94,7 +95,8 @@ class CleanupService:
         Refuses to remove anything while a job is running: a job writes its pages and fragments before the stance
         edges that make them used, so it would lose evidence mid-way.
         """
-        counted = self.store.run("cleanup/count_garbage")[0]
+        before = (datetime.now(UTC).date() - timedelta(days=1)).isoformat()  # today and yesterday (UTC) stay
+        counted = self.store.run("cleanup/count_garbage", {"before": before})[0]
         found = GarbageCounts(**{k: counted[k] for k in GarbageCounts.model_fields})
         if dry_run:
             return GarbageReport(
@@ -114,6 +116,7 @@ class CleanupService:
         pages = self.store.run("cleanup/sweep_unused_pages", batch)[0]
         jobs = self.store.run("cleanup/delete_orphan_jobs", batch)[0]
         interventions = self.store.run("cleanup/delete_orphan_interventions", batch)[0]
+        domain_days = self.store.run("cleanup/delete_old_domain_days", {"before": before, **batch})[0]
         removed = GarbageCounts(
             claims=claims["claims"],
             stance_edges=claims["stance_edges"] + fragments["stance_edges"],
@@ -122,5 +125,6 @@ class CleanupService:
             pages=pages["pages"],
             jobs=jobs["jobs"],
             interventions=interventions["interventions"],
+            domain_days=domain_days["domain_days"],
         )
         return GarbageReport(dry_run=False, found=found, removed=removed)

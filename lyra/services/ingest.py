@@ -21,7 +21,7 @@ from lyra.core.settings import Settings
 from lyra.graph.evidence import EvidenceRepository
 from lyra.graph.store import GraphStore
 from lyra.ml.cache import CachedJudge
-from lyra.ml.learned_rules import RuleSource
+from lyra.ml.learned_rules import LearnedRules, RuleSource, domain_penalties
 from lyra.ml.protocols import LLM, Embedder, NLIJudge, NLIResult
 from lyra.ml.ranking import CandidateRanker
 from lyra.ml.vector_index import FragmentIndex
@@ -109,6 +109,7 @@ class IngestService:
         gate: DomainGate | None = None,
         calibrator: Callable[[], tuple[Calibrator | None, int | None]] | None = None,
         claim_rules: RuleSource | None = None,
+        ranking_rules: RuleSource | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -123,6 +124,7 @@ class IngestService:
         self.gate = gate
         self.calibrator = calibrator
         self.claim_rules = claim_rules  # the approved learned rules of claim extraction (issue 15)
+        self.ranking_rules = ranking_rules  # ... of evidence ranking: CONSTRAINT rules lowering a domain's weight
 
     @property
     def llm(self) -> LLM:
@@ -383,7 +385,9 @@ class IngestService:
         vectors = np.asarray([r["embedding"] for r in rows], dtype=np.float32)
         topic_vector = timer.run(lambda: self.embedder.embed([task["hypothesis"]]))[0]
         best = np.argsort(-(vectors @ topic_vector))[:passages]
-        extractor = ClaimExtractor(self.llm, self.settings.prompts_dir, rules=self.claim_rules)
+        extractor = ClaimExtractor(
+            self.llm, self.settings.prompts_dir, rules=self.claim_rules, embed=lambda texts: self.embedder.embed(texts)
+        )
         found: list[str] = []
         sources: dict[str, list[str]] = {}  # claim text -> the fragments it was extracted from (decision 18)
         for i in best:
@@ -408,7 +412,7 @@ class IngestService:
             if len(new) == max_new:
                 break
         if new:
-            self.tasks.add_claims(task_id, new, [sources[t] for t in new])
+            self.tasks.add_claims(task_id, new, [sources[t] for t in new], rules_version=extractor.rules_version)
         return new
 
     def _category_weight(self, category: str | None) -> float:
@@ -443,6 +447,38 @@ class IngestService:
                     item = f"pair {fragment['id']} / {claim['claim_id']}"
                     report.skipped.append(SkippedItem(item=item, reason=str(exc)))
 
+    def _ranked_pairs(
+        self, claims: list[dict[str, Any]], rows: list[dict[str, Any]], rules: LearnedRules | None, top_k: int
+    ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        """Per claim, its ``top_k`` fragments of ``rows`` (best first) by the candidate ranker; a fragment's weight
+        is its domain category's, times the factor an ``evidence_ranking`` CONSTRAINT gives its domain."""
+        texts = [r["text"] for r in rows]
+        vectors = np.asarray([r["embedding"] for r in rows], dtype=np.float32)
+        claim_vectors = self.embedder.embed([c["text"] for c in claims])
+        penalties = domain_penalties(rules) if rules else {}
+        weights = [
+            self._category_weight(r.get("domain_category")) * penalties.get(str(r.get("domain") or "").lower(), 1.0)
+            for r in rows
+        ]
+        pairs: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        for claim, claim_vector in zip(claims, claim_vectors, strict=True):
+            ranked = self.ranker.rank(claim["text"], claim_vector, texts, vectors, top_k, weights=weights)
+            pairs.extend((claim, rows[c.index]) for c in ranked)
+        return pairs
+
+    def rank_task(self, task_id: str, rules: LearnedRules) -> dict[str, list[str]]:
+        """Per claim of the task, the fragments its claims have stance edges from, in the order ingest ranks them
+        under the ``evidence_ranking`` rules ``rules`` (to measure a ranking rule before it is approved)."""
+        claims = self.store.run("tasks/task_claims", {"task_id": task_id})
+        fragment_ids = self.store.run("evidence/task_fragment_ids", {"task_id": task_id})[0]["ids"]
+        if not claims or not fragment_ids:
+            return {}
+        rows = self.store.run("evidence/fragments_by_ids", {"ids": fragment_ids})
+        order: dict[str, list[str]] = {}
+        for claim, fragment in self._ranked_pairs(claims, rows, rules, len(rows)):
+            order.setdefault(str(claim["claim_id"]), []).append(str(fragment["id"]))
+        return order
+
     def _judge_claims(
         self, task_id: str, fragment_ids: list[str], report: IngestReport, timer: _Timer, tick: Progress
     ) -> None:
@@ -451,16 +487,9 @@ class IngestService:
         if not fragment_ids or not claims:
             return
         rows = self.store.run("evidence/fragments_by_ids", {"ids": fragment_ids})
-        texts = [r["text"] for r in rows]
-        vectors = np.asarray([r["embedding"] for r in rows], dtype=np.float32)
-        claim_vectors = timer.run(lambda: self.embedder.embed([c["text"] for c in claims]))
-        pairs: list[tuple[dict[str, Any], dict[str, Any]]] = []
-        weights = [self._category_weight(r.get("domain_category")) for r in rows]
-        for claim, claim_vector in zip(claims, claim_vectors, strict=True):
-            ranked = self.ranker.rank(
-                claim["text"], claim_vector, texts, vectors, self.settings.nli_top_k, weights=weights
-            )
-            pairs.extend((claim, rows[c.index]) for c in ranked)
+        rules = self.ranking_rules() if self.ranking_rules else None
+        report.ranking_rules_version = rules.version if rules else 0
+        pairs = timer.run(partial(self._ranked_pairs, claims, rows, rules, self.settings.nli_top_k))
         report.pairs_ranked = len(pairs)
         recorded = self._recorded_relations(pairs)  # judged before, by this worker or any other: not judged again
         pairs = [(c, f) for c, f in pairs if (f["id"], c["claim_id"]) not in recorded]

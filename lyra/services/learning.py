@@ -10,8 +10,13 @@
 * **Propose** in batches (:meth:`LearningService.generate_proposals`; also after
   ``LYRA_LEARNING_AUTO_PROPOSE_AFTER`` new corrections): per stance error pattern with enough evidence, a
   ``GUIDELINE`` for the stance LLM's prompts, a few-shot ``NEGATIVE_EXAMPLE`` for them, and a ``NEGATIVE_EXAMPLE``
-  set for the trained judge's data; a ``CALIBRATION_REFIT`` when the reviewed samples give a calibrator that lowers
-  the held-out ECE. Reviewers may also write a guideline for any component (:meth:`LearningService.propose_rule`).
+  set for the trained judge (its example memory and combiner fit); from rejected claims the LLM extracted, a
+  ``NEGATIVE_EXAMPLE`` for claim extraction (the extractor drops those claims; measured by extracting again from
+  their passages, :meth:`LearningService.measure_extraction`); for a domain whose verdicts reviewers keep
+  correcting, a ``CONSTRAINT`` lowering its ranking weight (measured by ranking the tasks again,
+  :meth:`LearningService.measure_ranking`); a ``CALIBRATION_REFIT`` when the reviewed samples give a calibrator that
+  lowers the held-out ECE. Reviewers may also write a guideline for a prompt's component
+  (:meth:`LearningService.propose_rule`).
   A stance-LLM proposal's predicted effect is measured before anyone approves: the corrected pairs and a small
   regression set of real labelled pairs are judged with the active rules and with the active rules plus the
   proposal (accuracy, macro-F1, ECE and their deltas). Proposals of a pattern that already has a pending one join
@@ -33,6 +38,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -43,11 +49,13 @@ from lyra.core.ids import new_id
 from lyra.core.settings import Settings
 from lyra.graph.store import GraphStore, Transaction, to_plain
 from lyra.ml.calibration import MIN_FIT_SAMPLES
+from lyra.ml.claims import ClaimExtractor
 from lyra.ml.evaluation import LabelledPair, load_pairs, score
 from lyra.ml.learned_rules import (
     CITATION_DETECTION,
     CITATION_USEFULNESS,
     CLAIM_EXTRACTION,
+    EVIDENCE_RANKING,
     STANCE_LLM,
     STANCE_TRAINED,
     LearnedRules,
@@ -86,6 +94,8 @@ from lyra.models.learning import (
 from lyra.models.trust import FeedbackRequest, FeedbackResponse
 from lyra.services.calibration import CalibrationService
 from lyra.services.learning_rules import (
+    EXTRACTION_PATTERN,
+    EXTRACTION_RECORDS,
     STANCE_GUIDELINES,
     ActiveRuleFacts,
     ApprovalFacts,
@@ -99,7 +109,12 @@ from lyra.services.learning_rules import (
 
 log = logging.getLogger(__name__)
 
-RULE_COMPONENTS = (STANCE_LLM, STANCE_TRAINED, CLAIM_EXTRACTION, CITATION_USEFULNESS, CITATION_DETECTION)
+RULE_COMPONENTS = (
+    STANCE_LLM, STANCE_TRAINED, CLAIM_EXTRACTION, CITATION_USEFULNESS, CITATION_DETECTION, EVIDENCE_RANKING,
+)  # fmt: skip
+DOMAIN_PENALTY = 0.5  # the ranking factor a CONSTRAINT proposes for a domain whose verdicts reviewers keep correcting
+DOMAIN_CORRECTION_RATE = 0.5  # ... when at least this share of its reviewed verdicts were corrected
+DOMAIN_MIN_TASKS = 2  # ... in at least this many tasks
 HISTORY_LIMIT = 5000  # records of a component the evaluator and the proposer read at most
 PAGE = 2000
 LEARNED_SECTION = "the prompt's 'Learned rules' section (before the untrusted input)"
@@ -113,8 +128,15 @@ INSERTION_POINTS = {
     "the built-in ones",
     STANCE_TRAINED: "the trained judge's training data: <state_dir>/learning/stance_trained/data_v<N>.jsonl, "
     "read by `lyra train stance --calibration-extra`",
+    "claim_extraction_example": "the claim extractor's output filter (lyra/ml/claims.py): extracted claims at cosine "
+    ">= 0.95 to a rejected one are dropped",
+    EVIDENCE_RANKING: "the ranking weight of the domain's passages (claim-fragment pairs to judge) and web results: "
+    "its category weight times the factor",
     "calibration": "the active NLI calibrator (calibration_rollback)",
 }
+MAX_REJECTED_SHOWN = 5  # rejected claims a claim-extraction example rule shows the LLM (the most recent)
+EXTRACTION_CASES = 3  # passages re-extracted per set (rejected, kept) when a claim-extraction rule is measured
+SAME_CLAIM = 0.9  # cosine at which an extracted claim is the same claim (ingest's de-duplication threshold)
 LABEL_ANSWERS = {"entailment": ("yes", "no"), "contradiction": ("no", "yes"), "neutral": ("no", "no")}
 
 
@@ -160,16 +182,63 @@ def _metrics(pairs: Sequence[LabelledPair], results: Sequence[Any], judge: str) 
 
 
 def _regression_delta(effect: dict[str, Any]) -> float | None:
-    """The measured macro-F1 change on the regression set (None when not measured or the set was empty)."""
+    """The measured change on the regression set (None when not measured or the set was empty): macro-F1 for a
+    judge, the rate of adopted claims extracted again for claim extraction."""
     regression = effect.get("regression") if effect.get("measured") else None
     if not isinstance(regression, dict) or not regression.get("pairs"):
         return None
-    delta = regression.get("delta", {}).get("macro_f1")
+    deltas = regression.get("delta", {})
+    delta = deltas.get("macro_f1", deltas.get("kept_rate"))  # a judge's macro-F1; claim extraction's kept claims
     return float(delta) if delta is not None else None
 
 
 def _deltas(before: dict[str, Any], after: dict[str, Any]) -> dict[str, float]:
     return {k: round(after[k] - before[k], 4) for k in ("accuracy", "macro_f1", "ece") if k in before and k in after}
+
+
+def predicted_text(effect: dict[str, Any]) -> str:
+    """A proposal's predicted effect in a few words, whatever its kind (for the report page)."""
+
+    def change(part: dict[str, Any], key: str) -> str:
+        before, after = part.get("before", {}).get(key), part.get("after", {}).get(key)
+        return f"{before} -> {after}" if before is not None and after is not None else "-"
+
+    if not effect.get("measured"):
+        return "not measured"
+    if effect.get("component") == CLAIM_EXTRACTION:
+        return (
+            f"rejected claims returned {change(effect.get('rejected', {}), 're_extracted_rate')}; "
+            f"kept claims returned {change(effect.get('regression', {}), 'kept_rate')}"
+        )
+    if effect.get("component") == EVIDENCE_RANKING:
+        return (
+            f"corrected passages' mean rank {change(effect.get('corrected', {}), 'mean_rank')}, in the top "
+            f"{effect.get('top_k')} {change(effect.get('corrected', {}), 'in_top_k')}; kept passages in the top "
+            f"{change(effect.get('regression', {}), 'kept_rate')}"
+        )
+    if "corrected" in effect:
+        corrected = effect["corrected"].get("delta", {}).get("accuracy")
+        regression = effect.get("regression", {}).get("delta", {}).get("accuracy")
+        text = f"accuracy {corrected:+.2f} on corrected pairs" if corrected is not None else "accuracy -"
+        return text + (f", {regression:+.2f} on regression pairs" if regression is not None else "")
+    return f"ECE {effect.get('ece_before', 0):.3f} -> {effect.get('ece_after', 0):.3f}"
+
+
+def _rank_summary(ranked: Sequence[tuple[int, int]], top_k: int, rate: str) -> dict[str, Any]:
+    """Where reviewed passages rank (1 = first) before and after a ranking rule: the mean rank and the share within
+    the top ``top_k`` (named ``rate``), and their deltas."""
+    if not ranked:
+        return {"pairs": 0, "before": {}, "after": {}, "delta": {}}
+    out: dict[str, Any] = {"pairs": len(ranked)}
+    for i, side in enumerate(("before", "after")):
+        positions = [pair[i] for pair in ranked]
+        out[side] = {
+            "pairs": len(ranked),
+            "mean_rank": round(sum(positions) / len(positions), 3),
+            rate: round(sum(p <= top_k for p in positions) / len(positions), 4),
+        }
+    out["delta"] = {key: round(out["after"][key] - out["before"][key], 4) for key in ("mean_rank", rate)}
+    return out
 
 
 # ----------------------------------------------------------------------------- rules in force
@@ -210,18 +279,25 @@ class RuleBook:
         }
         guidelines: list[str] = []
         examples: list[dict[str, str]] = []
+        constraints: list[dict[str, str]] = []
         for rule_id in ids:
             rule = by_id.get(rule_id)
             if rule is None:
                 continue
-            if rule["rule_type"] in ("GUIDELINE", "CONSTRAINT"):
+            if rule["rule_type"] == "CONSTRAINT" and component == EVIDENCE_RANKING:
+                constraints.append({str(k): str(v) for k, v in json.loads(rule["content"]).items()})
+            elif rule["rule_type"] in ("GUIDELINE", "CONSTRAINT"):
                 guidelines.append(str(rule["content"]))
             elif rule["rule_type"] in ("NEGATIVE_EXAMPLE", "POSITIVE_EXAMPLE") and component == STANCE_LLM:
                 examples.append({str(k): str(v) for k, v in json.loads(rule["content"]).items()})
-            elif rule["rule_type"] in ("NEGATIVE_EXAMPLE", "POSITIVE_EXAMPLE") and component == STANCE_TRAINED:
-                # labelled pairs that join the trained judge's combiner fit while the rule is active
-                examples.extend({str(k): str(v) for k, v in pair.items()} for pair in json.loads(rule["content"]))
-        return LearnedRules(component, int(rule_set["version"]), tuple(guidelines), tuple(examples))
+            elif rule["rule_type"] in ("NEGATIVE_EXAMPLE", "POSITIVE_EXAMPLE") and component in (
+                STANCE_TRAINED,
+                CLAIM_EXTRACTION,
+            ):
+                # labelled pairs that join the trained judge's combiner fit and memory while the rule is active;
+                # rejected claims ({claim, reason}) the extraction prompt shows and the extractor drops
+                examples.extend({str(k): str(v) for k, v in item.items()} for item in json.loads(rule["content"]))
+        return LearnedRules(component, int(rule_set["version"]), tuple(guidelines), tuple(examples), tuple(constraints))
 
     def source(self, component: str) -> RuleSource:
         return lambda: self.rules(component)
@@ -287,16 +363,22 @@ class LearningService:
         calibration: CalibrationService,
         embedder: Callable[[], Embedder],
         judge_factory: Callable[[RuleSource, RuleSource], NLIJudge] | None = None,
+        extractor_factory: Callable[[RuleSource], ClaimExtractor] | None = None,
+        rank_task: Callable[[str, LearnedRules], dict[str, list[str]]] | None = None,
     ) -> None:
         """``judge_factory(rules, examples)``: a stance judge of the configured kind whose LLM prompts read ``rules``
-        and whose trained combiner is fitted with ``examples`` too (used to measure a proposal's predicted effect;
-        None: proposals are not measured)."""
+        and whose trained combiner is fitted with ``examples`` too; ``extractor_factory(rules)``: a claim extractor
+        whose prompt reads ``rules``; ``rank_task(task_id, rules)``: per claim of the task, its fragments in the order
+        ingest ranks them under the ``evidence_ranking`` rules ``rules``. They measure proposals' predicted effects
+        (None: those are not measured)."""
         self.store = store
         self.settings = settings
         self.calibration = calibration
         self.rulebook = RuleBook(store, settings.learning_rules_refresh_seconds)
         self.index = FeedbackIndex(store, settings.state_dir / "faiss" / "feedback", embedder)
         self._judge_factory = judge_factory
+        self._extractor_factory = extractor_factory
+        self._rank_task = rank_task
         # what the measuring judge reads, by component
         self._measure_rules = {c: LearnedRules(c) for c in (STANCE_LLM, STANCE_TRAINED)}
         self._measure_judge: NLIJudge | None = None
@@ -347,7 +429,7 @@ class LearningService:
                 hypothesis=snap.get("hypothesis"),
             )
         elif request.action in ("claim_reject", "claim_restore"):
-            row.update(kind=request.action, component="claims", claim_id=changed.get("claim_id"))
+            row.update(self._claim_row(request.task_id, request.action, changed.get("claim_id")))
         else:
             row.update(kind="domain_rule", component="domain_policy", domain=changed.get("domain_pattern"))
         history = [_facts(r) for r in self._records_of(row["component"]) if r["id"] != row["id"]]
@@ -365,6 +447,27 @@ class LearningService:
         self.index.add(row["id"], vector)
         self._maybe_auto_propose()
         return self.get_feedback(GetFeedbackRequest(id=row["id"]))
+
+    def _claim_row(self, task_id: str, action: str, claim_id: object) -> dict[str, Any]:
+        """A claim review's record fields. A claim the LLM extracted is the claim extractor's output: rejecting it
+        is a correction ``extracted -> rejected`` of that component (with the passage and the topic it was
+        extracted from), restoring it keeps its label ``adopted``. A claim a person wrote concerns no model."""
+        rows = self.store.run("learning/claim_snapshot", {"task_id": task_id, "claim_id": claim_id})
+        snap = to_plain(rows[0]) if rows else {}
+        if not snap.get("extracted"):
+            return {"kind": action, "component": "claims", "claim_id": claim_id, "hypothesis": snap.get("hypothesis")}
+        rejected = action == "claim_reject"
+        return {
+            "kind": "correction" if rejected else "confirmation",
+            "component": EXTRACTION_RECORDS,
+            "claim_id": claim_id,
+            "predicted_label": "extracted" if rejected else "adopted",
+            "correct_label": "rejected" if rejected else "adopted",
+            "premise": snap.get("premise"),
+            "hypothesis": snap.get("hypothesis"),
+            "topic": snap.get("topic"),
+            "rules_version": snap.get("rules_version"),
+        }
 
     def _records_of(self, component: str, limit: int = HISTORY_LIMIT) -> list[dict[str, Any]]:
         rows = self.store.run("learning/feedback_for_component", {"component": component, "limit": limit})
@@ -463,29 +566,28 @@ class LearningService:
             if pattern not in STANCE_GUIDELINES:
                 out.skipped.append(f"{pattern}: no rule template for this pattern")
                 continue
-            ids = [r["id"] for r in group]
             key = f"stance:{pattern}"
             kinds = [(STANCE_LLM, "GUIDELINE"), (STANCE_TRAINED, "NEGATIVE_EXAMPLE")]
             if self.settings.learning_propose_examples:
                 kinds.insert(1, (STANCE_LLM, "NEGATIVE_EXAMPLE"))
             for component, rule_type in kinds:
-                pending = self.store.run(
-                    "learning/pending_proposal_by_key", {"component": component, "rule_type": rule_type, "key": key}
-                )
-                if pending:  # consolidated: the records join the pending proposal as more evidence
-                    self.store.run("learning/add_proposal_evidence", {"id": pending[0]["id"], "evidence_ids": ids})
-                    out.consolidated.setdefault(pending[0]["id"], []).extend(ids)
-                elif any(r.component == component and r.rule_type == rule_type and r.key == key for r in active):
-                    out.skipped.append(f"{component} {pattern}: an active rule covers it (its effect is tracked)")
-                elif len(group) < self.settings.learning_min_evidence:
-                    out.skipped.append(
-                        f"{component} {pattern}: {len(group)} new correction(s), "
-                        f"{self.settings.learning_min_evidence} needed"
-                    )
-                else:
-                    out.created.append(
-                        self._propose(component, rule_type, key, pattern, group, active, request.measure)
-                    )
+                self._place(
+                    out, component, rule_type, key, pattern, group, active,
+                    partial(self._propose, component, rule_type, key, pattern, group, active, request.measure),
+                )  # fmt: skip
+        rejected = self._rejected_extractions(used)
+        if rejected:
+            key = f"claims:{EXTRACTION_PATTERN}"
+            self._place(
+                out, CLAIM_EXTRACTION, "NEGATIVE_EXAMPLE", key, EXTRACTION_PATTERN, rejected, active,
+                partial(self._propose_extraction, key, rejected, active, request.measure),
+            )  # fmt: skip
+        for domain, (corrected, kept) in sorted(self._domain_reviews(records).items()):
+            key = f"ranking:domain:{domain}"
+            self._place(
+                out, EVIDENCE_RANKING, "CONSTRAINT", key, f"domain {domain}", corrected, active,
+                partial(self._propose_constraint, key, domain, corrected, kept, active, request.measure),
+            )  # fmt: skip
         refit = self._propose_refit()
         if isinstance(refit, Proposal):
             out.created.append(refit)
@@ -493,10 +595,159 @@ class LearningService:
             out.skipped.append(refit)
         return out
 
-    def _used_record_ids(self) -> set[str]:
+    def _place(
+        self,
+        out: GenerateProposalsResponse,
+        component: str,
+        rule_type: str,
+        key: str,
+        pattern: str,
+        group: list[dict[str, Any]],
+        active: list[ActiveRuleFacts],
+        make: Callable[[], Proposal],
+    ) -> None:
+        """New records of a pattern join its pending proposal (consolidation), are skipped when an active rule
+        covers the pattern or when there are too few, and otherwise become a new proposal (``make``)."""
+        ids = [r["id"] for r in group]
+        pending = self.store.run(
+            "learning/pending_proposal_by_key", {"component": component, "rule_type": rule_type, "key": key}
+        )
+        if pending:  # consolidated: the records join the pending proposal as more evidence
+            self.store.run("learning/add_proposal_evidence", {"id": pending[0]["id"], "evidence_ids": ids})
+            out.consolidated.setdefault(pending[0]["id"], []).extend(ids)
+        elif any(r.component == component and r.rule_type == rule_type and r.key == key for r in active):
+            out.skipped.append(f"{component} {pattern}: an active rule covers it (its effect is tracked)")
+        elif len(group) < self.settings.learning_min_evidence:
+            out.skipped.append(
+                f"{component} {pattern}: {len(group)} new correction(s), {self.settings.learning_min_evidence} needed"
+            )
+        else:
+            out.created.append(make())
+
+    def _rejected_extractions(self, used: set[str]) -> list[dict[str, Any]]:
+        """Rejections of extracted claims not used by a proposal yet, oldest first, leaving out claims a reviewer
+        restored (reviewers disagree) and records without the passage the claim came from."""
+        records = self._records_of(EXTRACTION_RECORDS)
+        restored = {r.get("claim_id") for r in records if r.get("correct_label") == "adopted"}
+        group = [
+            r
+            for r in records
+            if r["kind"] == "correction"
+            and r["id"] not in used
+            and r.get("claim_id") not in restored
+            and r.get("premise")
+            and r.get("hypothesis")
+        ]
+        return sorted(group, key=lambda r: r["created_at"])
+
+    def _domain_reviews(
+        self, records: list[dict[str, Any]]
+    ) -> dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+        """Per domain whose verdicts reviewers keep correcting — at least ``DOMAIN_CORRECTION_RATE`` of its reviewed
+        stance edges corrected, in ``DOMAIN_MIN_TASKS`` tasks or more — its corrections not yet used by a ranking
+        proposal (oldest first), and the reviews that kept a verdict in those tasks, of any domain (the regression
+        set: the domain's own good passages may fall, the others' rise)."""
+        used = self._used_record_ids(EVIDENCE_RANKING)
+        by_domain: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
+        for record in records:
+            domain = record.get("domain")
+            if not domain or record["kind"] not in ("correction", "confirmation"):
+                continue
+            corrected, kept = by_domain.setdefault(str(domain).lower(), ([], []))
+            (corrected if record["kind"] == "correction" else kept).append(record)
+        out: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
+        for domain, (corrected, kept) in by_domain.items():
+            rate = len(corrected) / (len(corrected) + len(kept))
+            if rate < DOMAIN_CORRECTION_RATE or len({r["task_id"] for r in corrected}) < DOMAIN_MIN_TASKS:
+                continue
+            fresh = sorted((r for r in corrected if r["id"] not in used), key=lambda r: r["created_at"])
+            tasks = {r["task_id"] for r in fresh}
+            if fresh:
+                out[domain] = (fresh, [r for r in records if r["kind"] == "confirmation" and r["task_id"] in tasks])
+        return out
+
+    def _propose_constraint(
+        self,
+        key: str,
+        domain: str,
+        corrected: list[dict[str, Any]],
+        kept: list[dict[str, Any]],
+        active: list[ActiveRuleFacts],
+        measure: bool,
+    ) -> Proposal:
+        """A CONSTRAINT for evidence ranking: the domain's passages and web results rank at ``DOMAIN_PENALTY`` of
+        their weight; measured by ranking the evidence's tasks again with and without it."""
+        own = len([r for r in kept if str(r.get("domain") or "").lower() == domain])
+        rate = len(corrected) / (len(corrected) + own)
+        constraint = {
+            "domain": domain,
+            "factor": str(DOMAIN_PENALTY),
+            "why": f"{len(corrected)} of {len(corrected) + own} reviewed verdicts on its passages corrected",
+        }
+        current = self.rulebook.rules(EVIDENCE_RANKING)
+        proposed = replace(current, constraints=(*current.constraints, constraint))
+        effect: dict[str, Any] = self.measure_ranking(proposed, corrected, kept) if measure else {"measured": False}
+        effect["correction_rate"] = round(rate, 4)
+        return self._store_proposal(
+            EVIDENCE_RANKING, "CONSTRAINT", key, f"domain {domain}", json.dumps(constraint), EVIDENCE_RANKING,
+            effect, corrected, active,
+        )  # fmt: skip
+
+    def measure_ranking(
+        self, proposed: LearnedRules, corrected: Sequence[dict[str, Any]], kept: Sequence[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """Rank the fragments of every claim of the evidence's tasks as ingest does, with the rules in force and
+        with ``proposed``: where the corrected verdicts' passages and the kept ones' (the regression set) land —
+        their mean rank (1 = first) and the share within the top ``LYRA_NLI_TOP_K`` (the pairs ingest judges)."""
+        if self._rank_task is None:
+            return {"measured": False, "why": "no ranker to measure with"}
+        current = self.rulebook.rules(EVIDENCE_RANKING)
+        started = time.perf_counter()
+        reviewed = [("corrected", list(corrected)), ("regression", list(kept))]
+        tasks = sorted({str(r["task_id"]) for _, group in reviewed for r in group})
+        orders = {
+            side: {t: self._rank_task(t, rules) for t in tasks}
+            for side, rules in (("before", current), ("after", proposed))
+        }
+        fragments = self._edge_fragments([r["edge_id"] for _, group in reviewed for r in group if r.get("edge_id")])
+        top_k = self.settings.nli_top_k
+        out: dict[str, Any] = {"measured": True, "component": EVIDENCE_RANKING, "top_k": top_k}
+        for name, group in reviewed:
+            cases = []
+            for record in group:
+                fragment = fragments.get(str(record.get("edge_id")))
+                ranks: dict[str, int | None] = {}
+                for side in ("before", "after"):
+                    order = orders[side].get(str(record["task_id"]), {}).get(str(record.get("claim_id")), [])
+                    ranks[side] = order.index(fragment) + 1 if fragment in order else None
+                cases.append(
+                    {
+                        "id": record["id"],
+                        "task_id": record["task_id"],
+                        "claim_id": record.get("claim_id"),
+                        "fragment_id": fragment,
+                        "domain": record.get("domain"),
+                        **ranks,
+                    }
+                )
+            ranked = [(c["before"], c["after"]) for c in cases if c["before"] is not None and c["after"] is not None]
+            out[name] = {**_rank_summary(ranked, top_k, "in_top_k" if name == "corrected" else "kept_rate")}
+            out[name]["cases"] = cases
+        out["rules_version_before"] = current.version
+        out["seconds"] = round(time.perf_counter() - started, 1)
+        return out
+
+    def _edge_fragments(self, edge_ids: list[str]) -> dict[str, str]:
+        """The fragment of each stance edge (by edge id) that still exists."""
+        rows = self.store.run("learning/edge_fragments", {"edge_ids": edge_ids}) if edge_ids else []
+        return {str(r["edge_id"]): str(r["fragment_id"]) for r in rows}
+
+    def _used_record_ids(self, component: str | None = None) -> set[str]:
         ids = [
             r["id"]
-            for r in self.store.run("learning/list_proposals", {"status": None, "component": None, "limit": 10_000})
+            for r in self.store.run(
+                "learning/list_proposals", {"status": None, "component": component, "limit": 10_000}
+            )
         ]
         return {rid for p in self._proposals(ids) for rid in p.evidence_ids}
 
@@ -519,15 +770,7 @@ class LearningService:
         active: list[ActiveRuleFacts],
         measure: bool,
     ) -> Proposal:
-        history = [_facts(r) for r in group[:-1]]
-        evaluation: Evaluation = classify(_facts(group[-1]), history, high_min=self.settings.learning_high_min)
-        reviewers = sorted({r["reviewer_id"] for r in group})
-        comments = [r["comment"] for r in group if r.get("comment")]
-        summary = (
-            f"{len(group)} corrections {pattern} by {', '.join(reviewers)} on "
-            f"{len({r.get('claim_id') for r in group})} claims in {len({r['task_id'] for r in group})} tasks"
-            + (f"; comments: {' | '.join(c[:120] for c in comments[:3])}" if comments else "")
-        )
+        """A stance proposal of ``rule_type`` for ``component`` from a pattern's corrections, measured."""
         pairs = [
             LabelledPair(id=r["id"], premise=r["premise"], hypothesis=r["hypothesis"], label=r["correct_label"])
             for r in group
@@ -550,6 +793,119 @@ class LearningService:
             examples = tuple({k: str(v) for k, v in row.items()} for row in rows)
             proposed = replace(trained, examples=(*trained.examples, *examples))
             effect = self.measure_rules(proposed, pairs) if measure else {"measured": False}
+        insertion = "stance_llm_example" if component == STANCE_LLM and rule_type != "GUIDELINE" else component
+        return self._store_proposal(component, rule_type, key, pattern, content, insertion, effect, group, active)
+
+    def _propose_extraction(
+        self, key: str, group: list[dict[str, Any]], active: list[ActiveRuleFacts], measure: bool
+    ) -> Proposal:
+        """A NEGATIVE_EXAMPLE for claim extraction: the most recent rejected claims (with the reviewers' reasons),
+        which the extractor drops when the LLM returns them again; measured by extracting again from their passages."""
+        shown = [{"claim": str(r["hypothesis"]), "reason": str(r.get("comment") or "")} for r in group]
+        shown = list({ex["claim"]: ex for ex in shown}.values())[-MAX_REJECTED_SHOWN:]
+        current = self.rulebook.rules(CLAIM_EXTRACTION)
+        proposed = replace(current, examples=(*current.examples, *shown))
+        effect = self.measure_extraction(proposed, group) if measure else {"measured": False}
+        content = json.dumps(shown, ensure_ascii=False)
+        return self._store_proposal(
+            CLAIM_EXTRACTION, "NEGATIVE_EXAMPLE", key, EXTRACTION_PATTERN, content, "claim_extraction_example",
+            effect, group, active,
+        )  # fmt: skip
+
+    def measure_extraction(self, proposed: LearnedRules, rejected: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        """Extract claims again from the passages of the most recent rejected claims, and of as many claims the
+        LLM extracted that reviewers kept (the regression set), with the rules in force and with ``proposed``: how
+        often the rejected claim (and the kept one) comes back, as an extracted claim at cosine >= ``SAME_CLAIM``."""
+        if self._extractor_factory is None:
+            return {"measured": False, "why": "no LLM to measure with"}
+        current = self.rulebook.rules(CLAIM_EXTRACTION)
+        proposed = replace(proposed, version=current.version + 1)
+        cases = [
+            {"id": r["id"], "claim": r["hypothesis"], "passage": r["premise"], "topic": r.get("topic") or ""}
+            for r in list(rejected)[-EXTRACTION_CASES:]
+        ]
+        exclude = [r.get("claim_id") for r in rejected]
+        kept = [
+            {"id": row["claim_id"], "claim": row["claim"], "passage": row["passage"], "topic": row["topic"] or ""}
+            for row in self.store.run(
+                "learning/kept_extracted_claims", {"exclude_ids": exclude, "limit": EXTRACTION_CASES}
+            )
+        ]
+        extractor = self._extractor_factory(lambda: current)
+        embedder = self.index.embedder()
+        started = time.perf_counter()
+        out: dict[str, Any] = {"measured": True, "component": CLAIM_EXTRACTION}
+        # the same prompt gives the same answer: then the difference is the rule's alone (the LLM varies per call)
+        same_prompt = proposed.guidelines == current.guidelines
+        for name, group in (("rejected", cases), ("regression", kept)):
+            rows = []
+            for case in group:
+                passage, topic = str(case["passage"]), str(case["topic"])
+                asked = extractor.ask(passage, topic, current)
+                again = asked if same_prompt else extractor.ask(passage, topic, proposed)
+                found = {"before": extractor.keep(asked, current), "after": extractor.keep(again, proposed)}
+                vectors = embedder.embed([str(case["claim"]), *found["before"], *found["after"]])
+                scores = vectors[1:] @ vectors[0]
+                n = len(found["before"])
+                rows.append(
+                    {
+                        "id": case["id"],
+                        "claim": case["claim"],
+                        "before": bool(n and float(scores[:n].max()) >= SAME_CLAIM),
+                        "after": bool(len(scores) > n and float(scores[n:].max()) >= SAME_CLAIM),
+                        "claims_before": found["before"],
+                        "claims_after": found["after"],
+                    }
+                )
+            rate = "re_extracted_rate" if name == "rejected" else "kept_rate"
+            summary = {
+                side: {
+                    "pairs": len(rows),
+                    rate: round(sum(r[side] for r in rows) / len(rows), 4) if rows else 0.0,
+                    "claims_per_passage": round(sum(len(r[f"claims_{side}"]) for r in rows) / len(rows), 2)
+                    if rows
+                    else 0.0,
+                }
+                for side in ("before", "after")
+            }
+            out[name] = {
+                **summary,
+                "pairs": len(rows),
+                "delta": {
+                    key: round(summary["after"][key] - summary["before"][key], 4)
+                    for key in (rate, "claims_per_passage")
+                }
+                if rows
+                else {},
+                "cases": rows,
+            }
+        out["rules_version_before"] = current.version
+        out["seconds"] = round(time.perf_counter() - started, 1)
+        return out
+
+    def _store_proposal(
+        self,
+        component: str,
+        rule_type: str,
+        key: str,
+        pattern: str,
+        content: str,
+        insertion: str,
+        effect: dict[str, Any],
+        group: list[dict[str, Any]],
+        active: list[ActiveRuleFacts],
+    ) -> Proposal:
+        """Write a pending proposal with its evidence (``group``), its classification, its conflicts with the
+        ``active`` rules and its predicted effect."""
+        history = [_facts(r) for r in group[:-1]]
+        evaluation: Evaluation = classify(_facts(group[-1]), history, high_min=self.settings.learning_high_min)
+        reviewers = sorted({r["reviewer_id"] for r in group})
+        comments = [r["comment"] for r in group if r.get("comment")]
+        summary = (
+            f"{len(group)} corrections {pattern} by {', '.join(reviewers)} on "
+            f"{len({r.get('claim_id') for r in group})} claims in {len({r['task_id'] for r in group})} tasks"
+            + (f"; comments: {' | '.join(c[:120] for c in comments[:3])}" if comments else "")
+        )
         found = conflicts(component, key, active)
         row = {
             "id": new_id("prp"),
@@ -557,9 +913,7 @@ class LearningService:
             "component": component,
             "key": key,
             "content": content,
-            "insertion_point": INSERTION_POINTS[
-                "stance_llm_example" if component == STANCE_LLM and rule_type != "GUIDELINE" else component
-            ],
+            "insertion_point": INSERTION_POINTS[insertion],
             "evidence_summary": summary,
             "classification": evaluation.classification,
             "classification_confidence": evaluation.confidence,
@@ -627,6 +981,12 @@ class LearningService:
         missing = sorted(set(request.evidence_ids) - {r["id"] for r in evidence})
         if missing:
             raise NotFoundError(f"no feedback record {missing[0]!r}", hint="get_feedback_for_component lists them")
+        if request.component == EVIDENCE_RANKING:
+            raise InvalidInputError(
+                "component",
+                "evidence_ranking takes CONSTRAINT rules, which are proposed from corrected verdicts of a domain's "
+                "passages (generate_proposals), not written guidelines",
+            )
         active = self._active_rule_facts()
         if any(r.component == request.component and r.content == request.content for r in active):
             raise ConflictError(f"an active {request.component} rule already says exactly this")
@@ -731,6 +1091,8 @@ class LearningService:
                         for p, b, a in zip(pairs, before, after, strict=True)
                     ],
                 }
+            if proposed.component == STANCE_TRAINED and proposed.examples and corrected:
+                out["corrected_held_out"] = self._held_out(judge, in_force, proposed, list(corrected))
             self._measure_rules = dict(in_force)
         out["judge"] = before_id.split("+rules:")[0]
         out["rules_version_before"] = current.version
@@ -738,6 +1100,26 @@ class LearningService:
         out["regression_set"] = f"{self.settings.learning_regression_set.name}: first {per_label} per label"
         out["seconds"] = round(time.perf_counter() - started, 1)
         return out
+
+    def _held_out(
+        self, judge: NLIJudge, in_force: dict[str, LearnedRules], proposed: LearnedRules, pairs: list[LabelledPair]
+    ) -> dict[str, Any]:
+        """What the examples teach beyond the pairs they are: each corrected pair judged with all the proposed
+        examples but its own (leave one out; the refitted combiner and the example memory without it). Called under
+        the measuring lock."""
+        results = []
+        for pair in pairs:
+            others = tuple(
+                ex for ex in proposed.examples if (ex["premise"], ex["hypothesis"]) != (pair.premise, pair.hypothesis)
+            )
+            self._measure_rules = {**in_force, STANCE_TRAINED: replace(proposed, examples=others)}
+            results.extend(judge.judge([(pair.premise, pair.hypothesis)]))
+        metrics = _metrics(pairs, results, "leave-one-out")
+        return {
+            "after": metrics,
+            "pairs": [{"id": p.id, "gold": p.label, "after": r.label} for p, r in zip(pairs, results, strict=True)],
+            "note": "each pair judged with the other examples only: what a new pair of the pattern would get",
+        }
 
     # ---------------------------------------------------------------- reading proposals
     def _proposals(self, ids: Sequence[str]) -> list[Proposal]:
@@ -954,17 +1336,7 @@ class LearningService:
         """The active rules as the report page lists them: predicted and observed effect in words."""
         rows: list[dict[str, Any]] = []
         for rule in self.list_rules(ListRulesRequest()).rules:
-            effect = rule.predicted_effect
-            if effect.get("measured") and "corrected" in effect:
-                corrected = effect["corrected"]["delta"].get("accuracy")
-                regression = effect.get("regression", {}).get("delta", {}).get("accuracy")
-                predicted = f"accuracy {corrected:+.2f} on corrected pairs"
-                if regression is not None:
-                    predicted += f", {regression:+.2f} on regression pairs"
-            elif effect.get("measured"):
-                predicted = f"ECE {effect.get('ece_before', 0):.3f} -> {effect.get('ece_after', 0):.3f}"
-            else:
-                predicted = "not measured"
+            predicted = predicted_text(rule.predicted_effect)
             observed = rule.observed
             seen = f"{observed['kept']} kept, {observed['corrected']} corrected" if observed else "-"
             if observed.get("flag"):
@@ -982,11 +1354,14 @@ class LearningService:
         return rows
 
     def _observed(self, rule: dict[str, Any]) -> dict[str, Any]:
-        """Reviews of stance verdicts made while the rule was in force: how many kept the label, how many
-        corrected it (effectiveness tracking; a rule whose verdicts are corrected more often than kept is flagged)."""
-        if rule["component"] != STANCE_LLM:
+        """Reviews of stance verdicts (or of extracted claims) made while the rule was in force: how many kept the
+        label, how many corrected it (effectiveness tracking; a rule whose outputs are corrected more often than
+        kept is flagged)."""
+        records = {STANCE_LLM: "stance", CLAIM_EXTRACTION: EXTRACTION_RECORDS}.get(rule["component"])
+        if records is None:
             return {}
-        rows = self.store.run("learning/rule_observations", {"component": rule["component"], "rule_id": rule["id"]})
+        params = {"component": rule["component"], "rule_id": rule["id"], "records": records}
+        rows = self.store.run("learning/rule_observations", params)
         kept, corrected = int(rows[0]["kept"]), int(rows[0]["corrected"])
         out: dict[str, Any] = {"reviews": kept + corrected, "kept": kept, "corrected": corrected}
         if kept + corrected >= self.settings.learning_min_evidence and corrected > kept:

@@ -4,9 +4,12 @@ classified, what a correction pattern proposes, and which active rule a proposal
 Classification rules, first match wins (:func:`classify`):
 
 1. ``positive`` — the reviewer kept the judge's label (an ``edge_correct`` to the same relation). Confidence 0.9.
-2. not a judge verdict (claim or domain feedback) — ``edge_case``, confidence 0.5: kept for the audit, no rule.
-3. ``ambiguous`` — reviewers disagree: another record about the same edge, or about a near-identical context
-   (similarity >= 0.95), gives a different correct label. Confidence 0.5 + 0.1 per disagreeing record (max 0.9).
+2. not a model's output (domain feedback, a claim a person wrote) — ``edge_case``, confidence 0.5: kept for the
+   audit, no rule. A claim the LLM extracted is the claim extractor's output: its rejection is a correction
+   ``extracted -> rejected`` and its restoration a kept label (``adopted``), and the rules below apply to them.
+3. ``ambiguous`` — reviewers disagree: another record about the same edge (or extracted claim), or about a
+   near-identical context (similarity >= 0.95), gives a different correct label. Confidence 0.5 + 0.1 per
+   disagreeing record (max 0.9).
 4. ``generalizable_high`` — the same error pattern (component, predicted label -> correct label) was corrected at
    least ``high_min`` times (this one included) on at least 3 distinct claims. Confidence 0.5 + 0.05 per record,
    + 0.1 with two or more reviewers, + 0.1 across two or more tasks (max 0.95).
@@ -27,6 +30,8 @@ from dataclasses import dataclass
 from lyra.core.errors import ConflictError, InvalidInputError
 from lyra.models.learning import Classification
 
+EXTRACTION_RECORDS = "claim_extraction"  # the records of reviews of claims the LLM extracted (their component)
+EXTRACTION_PATTERN = "extracted->rejected"  # a reviewer rejected a claim the LLM extracted
 DUPLICATE_SIMILARITY = 0.95  # contexts at least this similar are treated as the same case (rule 3)
 MIN_DISTINCT_CLAIMS_HIGH = 3
 
@@ -75,6 +80,13 @@ class RecordFacts:
     correct_label: str | None = None
 
     @property
+    def case_id(self) -> str | None:
+        """What two records must share to be about the same case: the edge of a verdict, the claim of an extraction."""
+        if self.edge_id:
+            return f"edge:{self.edge_id}"
+        return f"claim:{self.claim_id}" if self.component == EXTRACTION_RECORDS and self.claim_id else None
+
+    @property
     def pattern(self) -> str | None:
         """``predicted->correct`` for a correction of a verdict, otherwise None."""
         if self.kind != "correction" or not self.predicted_label or not self.correct_label:
@@ -110,7 +122,7 @@ def classify(
         return Evaluation(
             "edge_case", 0.5, f"{record.kind} feedback is not a judge verdict: kept for the audit", similar_ids
         )
-    same_case = {r.id: r for r in history if record.edge_id and r.edge_id == record.edge_id}
+    same_case = {r.id: r for r in history if record.case_id and r.case_id == record.case_id}
     same_case.update({r.id: r for r, score in similar if score >= DUPLICATE_SIMILARITY})
     disagreeing = [r for r in same_case.values() if r.judged_label and r.judged_label != record.correct_label]
     if disagreeing:

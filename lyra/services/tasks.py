@@ -26,11 +26,16 @@ class TaskService:
         return task
 
     def add_claims(
-        self, task_id: str, texts: Sequence[str], source_fragment_ids: Sequence[Sequence[str]] | None = None
+        self,
+        task_id: str,
+        texts: Sequence[str],
+        source_fragment_ids: Sequence[Sequence[str]] | None = None,
+        rules_version: int | None = None,
     ) -> list[str]:
         """Add claims to a task. ``source_fragment_ids[i]``: the fragments claim ``i`` was extracted from (an empty
         sequence, or no ``source_fragment_ids`` at all, for claims a person wrote); the links are written with the
-        claims. Only extracted claims count towards their source domains' rejection rates (seed 003 decision 18)."""
+        claims. Only extracted claims count towards their source domains' rejection rates (seed 003 decision 18).
+        ``rules_version``: the claim-extraction rule-set version the claims were extracted under."""
         self.tasks.get(task_id)
         sources: list[list[str]] = [[] for _ in texts]
         if source_fragment_ids is not None:
@@ -44,7 +49,10 @@ class TaskService:
                 if isinstance(ids, str):  # a bare id would be read as a sequence of characters
                     raise InvalidInputError(f"source_fragment_ids[{index}]", "give a list of fragment ids")
             sources = [list(ids) for ids in source_fragment_ids]
-        rows = [{"text": t, "source_fragment_ids": s} for t, s in zip(texts, sources, strict=True)]
+        rows = [
+            {"text": t, "source_fragment_ids": s, "extraction_rules_version": rules_version}
+            for t, s in zip(texts, sources, strict=True)
+        ]
         return self.evidence.create_claims(task_id, rows).ids
 
     def get_task(self, task_id: str) -> dict[str, Any]:

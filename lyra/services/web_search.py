@@ -14,9 +14,9 @@
    a refused one makes room for the next. The pages go through the ingest path like any document.
 
 Every candidate's fate is kept in the job result (``read``, ``refused`` with the fetcher's code and reason,
-``blocked``, ``duplicate``, ``already_read``, ``invalid_url``, ``not_fetched`` when the pages for this query were read
-already), with which engine answered, what each engine did, and the paper identifiers (DOI, arXiv, PMID) found in the
-results and in the pages read.
+``blocked``, ``duplicate``, ``already_read``, ``invalid_url``, ``paused`` when its domain waits for a person in this
+task, ``not_fetched`` when the pages for this query were read already), with which engine answered, what each engine
+did, and the paper identifiers (DOI, arXiv, PMID) found in the results and in the pages read.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import logging
 import math
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -33,6 +33,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from lyra.core.errors import InvalidInputError
 from lyra.core.settings import Settings
 from lyra.graph.store import GraphStore
+from lyra.ml.learned_rules import RuleSource, domain_penalties
 from lyra.ml.protocols import Embedder
 from lyra.ml.ranking import CandidateRanker
 from lyra.models.ingest import IngestReport
@@ -78,7 +79,16 @@ def normalise_url(url: str) -> str:
 class Fetcher(Protocol):
     """What the search needs of the web fetcher (:class:`lyra.sources.web.WebFetcher` fits)."""
 
-    def fetch(self, url: str) -> FetchOutcome: ...
+    def fetch(self, url: str, *, cookies: Mapping[str, str] | None = None) -> FetchOutcome: ...
+
+
+class PersonQueue(Protocol):
+    """What the search needs of the human-in-the-loop queue (:class:`lyra.services.interventions.InterventionService`
+    fits): the domains paused for a task, and the cookies a person gave it."""
+
+    def domain_paused(self, task_id: str, domain: str) -> list[str]: ...
+
+    def cookies_for(self, task_id: str) -> dict[str, str]: ...
 
 
 class Gate(Protocol):
@@ -182,10 +192,14 @@ class WebSearch:
         ranker: CandidateRanker,
         gate: Gate,
         notes: Sequence[str] = (),
+        ranking_rules: RuleSource | None = None,
+        interventions: PersonQueue | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
         self.engines = list(engines)
+        self.ranking_rules = ranking_rules  # learned CONSTRAINT rules lowering a domain's weight (issue 15)
+        self.interventions = interventions  # paused domains are skipped, a person's cookies sent
         self.fetcher = fetcher
         self.embedder = embedder
         self.ranker = ranker
@@ -217,7 +231,7 @@ class WebSearch:
         want = self.settings.web_pages_per_query
         if pages_left is not None:
             want = min(want, pages_left)
-        documents = self.fetch(candidates, want, progress, run)
+        documents = self.fetch(candidates, want, progress, run, task_id)
         for document in documents:
             run.add_identifiers(f"{document.doi or ''}\n{document.text}")
         report = ingest(documents) if documents else None
@@ -331,7 +345,11 @@ class WebSearch:
         anchors = list(dict.fromkeys([query, *[c for c in claims if c.strip()]]))[:MAX_ANCHORS]
         vectors = self.embedder.embed(texts)
         anchor_vectors = self.embedder.embed(anchors)
-        weights = [c.category_weight if c.category_weight is not None else 1.0 for c in candidates]
+        penalties = domain_penalties(self.ranking_rules()) if self.ranking_rules else {}
+        weights = [
+            (c.category_weight if c.category_weight is not None else 1.0) * penalties.get(c.domain.lower(), 1.0)
+            for c in candidates
+        ]
         for position, anchor in enumerate(anchors):
             ranked = self.ranker.rank(
                 anchor, anchor_vectors[position], texts, vectors, top_k=len(texts), weights=weights
@@ -348,11 +366,20 @@ class WebSearch:
 
     # ------------------------------------------------------------------ 4. fetch
     def fetch(
-        self, ranked: Sequence[Candidate], want: int, progress: Progress, run: WebSearchRun
+        self,
+        ranked: Sequence[Candidate],
+        want: int,
+        progress: Progress,
+        run: WebSearchRun,
+        task_id: str | None = None,
     ) -> list[SourceDocument]:
-        """Fetch ``ranked`` in order until ``want`` pages were read; the rest are ``not_fetched``."""
+        """Fetch ``ranked`` in order until ``want`` pages were read; the rest are ``not_fetched``. For a task with a
+        person queue, a candidate on a domain paused for the task (a wall waits for a person) is ``paused``, not
+        fetched, and the cookies a person gave the task are sent (to their own domains only)."""
         documents: list[SourceDocument] = []
         read_urls: dict[str, str] = {}
+        queue = self.interventions if task_id is not None else None
+        cookies = queue.cookies_for(task_id) if queue is not None and task_id is not None else {}
         for candidate in ranked:
             if len(documents) >= want:
                 candidate.fate = "not_fetched"
@@ -361,8 +388,16 @@ class WebSearch:
                     f"{self.settings.web_pages_per_query}, or the task's page budget)"
                 )
                 continue
+            if queue is not None and task_id is not None:
+                pending = queue.domain_paused(task_id, candidate.domain)
+                if pending:
+                    candidate.fate, candidate.code = "paused", "domain_paused"
+                    candidate.reason = (
+                        f"{candidate.domain} is paused for this task until a person resolves {', '.join(pending)}"
+                    )
+                    continue
             progress("web", 0)  # a stop request or the time budget ends the job here
-            outcome = self.fetcher.fetch(candidate.url)
+            outcome = self.fetcher.fetch(candidate.url, cookies=cookies)
             candidate.final_url = outcome.final_url if outcome.final_url != candidate.url else None
             if outcome.document is None:
                 candidate.fate, candidate.code, candidate.reason = "refused", outcome.code, outcome.reason

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import httpx
@@ -26,11 +26,20 @@ from mcp import Client
 from lyra.bootstrap import Services, build_http_app
 from lyra.core.settings import load_settings
 from lyra.mcp.server import create_mcp_server
-from lyra.models.api import GetStatusRequest, QueueTargetsRequest, StopTaskRequest, Target, TaskStatus
+from lyra.models.api import (
+    GetStatusRequest,
+    QueueTargetsRequest,
+    ResolveAuthRequest,
+    StopTaskRequest,
+    Target,
+    TaskStatus,
+)
 from lyra.services.interventions import CookieStore
 from lyra.services.jobs import WorkerPool
 from lyra.services.politeness import GraphPageCounter, GraphRateLimiter
 from lyra.services.research import ResearchExecutor
+from lyra.services.web_search import WebSearch
+from lyra.sources.search import build_engines
 from lyra.sources.web import WebFetcher
 from lyra.sources.web.ssrf import system_resolver
 
@@ -92,10 +101,25 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
                     self._send(403, CAPTCHA)
             elif host == "members.test":
                 self._send(200, LOGIN)
+            elif host == "searx.test" and self.path.startswith("/search"):  # a SearXNG answering a query job
+                self._send(200, searx_answer(site), "application/json")
+            elif host == "open.test" and self.path == "/paper":
+                self._send(200, ARTICLE.format(n="open"))
             else:
                 self._send(404, "<html><body>not here</body></html>")
 
     return Handler
+
+
+def searx_answer(site: Site) -> str:
+    """SearXNG's JSON for any query: an article behind the CAPTCHA first, then an open one."""
+    hits = [("journal.test", "/article/7", "Fasting trial 7"), ("open.test", "/paper", "Open fasting trial")]
+    results = [
+        {"url": site.url(host, path), "title": title, "content": "Time-restricted eating and insulin sensitivity.",
+         "engine": "bing", "engines": ["bing"], "positions": [rank], "score": 1.0 / rank, "category": "general"}
+        for rank, (host, path, title) in enumerate(hits, start=1)
+    ]  # fmt: skip
+    return json.dumps({"query": "q", "number_of_results": 0, "results": results, "unresponsive_engines": []})
 
 
 @pytest.fixture
@@ -123,8 +147,8 @@ class World:
     pool: WorkerPool
     cookie_file: Path
 
-    def queue(self, task_id: str, *urls: str) -> None:
-        targets = [Target(kind="url", value=u) for u in urls]
+    def queue(self, task_id: str, *urls: str, kind: Literal["url", "query"] = "url") -> None:
+        targets = [Target(kind=kind, value=u) for u in urls]
         self.graph.operations.queue_targets(QueueTargetsRequest(task_id=task_id, targets=targets))
 
     def settle(self, task_id: str) -> TaskStatus:
@@ -165,7 +189,12 @@ def world(graph: Services, site: Site, tmp_path: Path) -> Iterator[World]:
     cookie_file = tmp_path / "state" / "auth" / "cookies.json"
     graph.interventions.cookies = CookieStore(cookie_file)  # the services' one store: status and clean-up use it
     settings = load_settings(
-        fetch_allow_hosts=["127.0.0.1"], web_timeout_seconds=10.0, neo4j_password=graph.settings.neo4j_password
+        fetch_allow_hosts=["127.0.0.1"],
+        web_timeout_seconds=10.0,
+        neo4j_password=graph.settings.neo4j_password,
+        searxng_url=site.url("searx.test", ""),
+        web_search_engines=["searxng"],
+        web_pages_per_query=2,
     )
     fetcher = WebFetcher(
         settings,
@@ -174,11 +203,24 @@ def world(graph: Services, site: Site, tmp_path: Path) -> Iterator[World]:
         limiter=GraphRateLimiter(graph.store),
         resolver=resolver,
     )
+    engines, notes = build_engines(settings, fetcher)
+    search = WebSearch(
+        settings,
+        graph.store,
+        engines,
+        fetcher,
+        graph.ingest.embedder,
+        graph.ingest.ranker,
+        graph.domains,
+        notes,
+        interventions=graph.interventions,
+    )
     executor = ResearchExecutor(
         graph.store,
         lambda: graph.ingest,
         graph.settings.allowed_roots,
         web=lambda: fetcher,
+        search=lambda: search,
         interventions=graph.interventions,
     )
     pool = WorkerPool(graph.store, executor, poll_seconds=0.1, heartbeat_seconds=0.5)
@@ -188,6 +230,8 @@ def world(graph: Services, site: Site, tmp_path: Path) -> Iterator[World]:
         yield World(graph, site, pool, cookie_file)
     finally:
         pool.stop()
+        for engine in engines:
+            engine.close()
         fetcher.close()
         graph.jobs._listeners.remove(pool.wake)
         graph.interventions.cookies = original
@@ -334,3 +378,37 @@ def test_a_login_wall_is_parked_and_a_retry_that_meets_it_again_reopens_the_same
     (again,) = status.interventions.items
     assert again.id == item.id and again.attempts == 2 and again.action == "retry"  # the last resolution stays
     assert site.paths("members.test") == ["/paper/5", "/paper/5"]
+
+
+def test_a_query_job_skips_a_domain_paused_for_its_task_and_sends_the_cookie_a_person_gave(world: World) -> None:
+    graph, site = world.graph, world.site
+    graph.tasks.create_task("trf_query", HYPOTHESIS)
+    world.queue("trf_query", site.url("journal.test", "/article/6"))
+    status = world.settle("trf_query")
+    assert status.interventions is not None and status.interventions.paused_domains == ["journal.test"]
+    (item,) = status.interventions.items
+
+    # the search finds an article on the paused domain first: it is not fetched, the open one is read
+    world.queue("trf_query", "time-restricted eating insulin sensitivity", kind="query")
+    status = world.settle("trf_query")
+    query_job = next(j for j in status.job_list or [] if j.kind == "query")
+    assert query_job.state == "done" and query_job.result is not None, query_job.error
+    fates = {c["url"]: (c["fate"], c.get("code"), c.get("reason")) for c in query_job.result["web"]["candidates"]}
+    paused = fates[site.url("journal.test", "/article/7")]
+    assert paused[:2] == ("paused", "domain_paused") and "until a person resolves" in str(paused[2])
+    assert fates[site.url("open.test", "/paper")][:2] == ("read", "ok")
+    assert "/article/7" not in site.paths("journal.test")
+
+    # a person hands over the cookie: the next query job reads the article, sending it (to that domain only)
+    graph.operations.resolve_auth(
+        ResolveAuthRequest(task_id="trf_query", intervention_id=item.id, action="cookie", cookie=PASS)
+    )
+    world.queue("trf_query", "insulin sensitivity and time-restricted eating", kind="query")
+    status = world.settle("trf_query")
+    second = [j for j in status.job_list or [] if j.kind == "query" and j.id != query_job.id]
+    assert second and second[0].state == "done" and second[0].result is not None, second
+    fates = {c["url"]: c["fate"] for c in second[0].result["web"]["candidates"]}
+    assert fates[site.url("journal.test", "/article/7")] == "read"
+    sent = [c for h, p, c in site.hits if h == "journal.test" and p == "/article/7"]
+    assert sent == [PASS]
+    assert all(c is None for h, p, c in site.hits if h in ("open.test", "searx.test"))

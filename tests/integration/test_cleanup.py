@@ -3,6 +3,7 @@ graph-wide garbage collection of what soft clean-ups leave behind."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -168,13 +169,22 @@ def test_gc_after_soft_cleaning_one_task_keeps_everything_the_other_task_reaches
     before_b = claim_materials(graph, "task_b")
     graph.cleanup.cleanup("task_a", "soft")
     cypher(graph, "CREATE (:Job {id: 'job_left_behind', key: 'k', task_id: 'gone', state: 'done'})")
+    # the daily page counts: last week's is history; yesterday's and today's stay (UTC)
+    today = datetime.now(UTC).date()
+    for day in (today - timedelta(days=7), today - timedelta(days=1), today):
+        graph.store.run(
+            "politeness/take_page",
+            {"key": f"b.org|{day.isoformat()}", "domain": "b.org", "day": day.isoformat(), "limit": 10},
+        )
     report = graph.cleanup.collect_garbage(dry_run=False)
+    days = graph.store.driver.execute_query("MATCH (d:DomainDay) RETURN d.day AS day", database_=graph.store.database)
+    assert sorted(r["day"] for r in days.records) == [(today - timedelta(days=1)).isoformat(), today.isoformat()]
     # f_a and its page go (with p_a's citation and the page it cited); B's pages, fragments and citation stay,
     # and so does the unjudged fragment on the shared page, whose page B uses.
     assert ids(graph, "Fragment") == {f_shared, f_b, f_shared_page_a}
     assert ids(graph, "Page") == {p_shared, p_b}
     assert ids(graph, "Job") == set()
-    expected = GarbageCounts(claims=0, stance_edges=0, fragments=1, citations=1, pages=2, jobs=1)
+    expected = GarbageCounts(claims=0, stance_edges=0, fragments=1, citations=1, pages=2, jobs=1, domain_days=1)
     assert report.found == report.removed == expected
     assert claim_materials(graph, "task_b") == before_b
     assert graph.cleanup.counts().citations == 1

@@ -5,8 +5,10 @@ Ten real labelled pairs the default judge gets wrong in one systematic way (test
 NEI pairs of the claim calibration fold that it calls SUPPORTS) are ingested, corrected by three reviewers, and
 become one GUIDELINE proposal for the stance LLM and one NEGATIVE_EXAMPLE set for the trained judge, each with its
 effect measured before any review. Two approvals activate a proposal; the judge's prompt (guideline) or combiner fit
-(examples) and its id then carry it, and re-judging the corrected pairs and the regression pairs gives exactly the
-labels the measurement predicted. Retiring a rule and rolling it back restore each behaviour exactly.
+and example memory (examples) and its id then carry it, and re-judging the corrected pairs and the regression pairs
+gives exactly the labels the measurement predicted: the guideline changes no label, the examples fix all ten pairs
+(and, measured leave-one-out, teach nothing beyond them). Retiring a rule and rolling it back restore each behaviour
+exactly.
 """
 
 from __future__ import annotations
@@ -183,9 +185,13 @@ def test_systematic_corrections_become_a_measured_rule_that_changes_the_judge_as
     assert shown["measured"] and shown["component"] == STANCE_TRAINED
     corrected_x, regression_x = shown["corrected"], shown["regression"]
     assert [p["before"] for p in corrected_x["pairs"]] == ["entailment"] * len(ERRORS)
-    # the fit moves towards the reviewers' label: the wrong verdicts get less sure (measured here: no label flips
-    # with the examples counted 5 times among 558 fitting rows, like the guideline; README "Learning from reviewers")
-    assert corrected_x["delta"]["ece"] < 0 and corrected_x["delta"]["accuracy"] >= 0
+    # the judge defers to the reviewers on the pairs they judged (the example memory): all ten right now
+    assert corrected_x["before"]["accuracy"] == 0.0 and corrected_x["after"]["accuracy"] == 1.0
+    assert corrected_x["delta"]["ece"] < 0
+    # what the examples teach beyond themselves, leave one out (README "Learning from reviewers": nothing, measured)
+    held_out = shown["corrected_held_out"]
+    assert len(held_out["pairs"]) == len(ERRORS) and held_out["after"]["pairs"] == len(ERRORS)
+    assert regression_x["delta"]["accuracy"] >= -REGRESSION_TOLERANCE
     ops.approve_proposal(ApproveProposalRequest(id=examples.id, reviewer_id="ana"))
     assert judge.model_id == base_id  # one approval is not enough
     if regression_x["delta"]["macro_f1"] < -loop.settings.learning_regression_tolerance:
@@ -200,6 +206,9 @@ def test_systematic_corrections_become_a_measured_rule_that_changes_the_judge_as
     assert judge.model_id.startswith(f"{base_id.split('+')[0]}:rules:stance_trained@v1:")
     assert labels(judge, judged) == [p["after"] for p in corrected_x["pairs"]]
     assert labels(judge, regression_pairs) == [p["after"] for p in regression_x["pairs"]]
+    # the same abstract found again for the same claim in another task: the reviewed label, traced to the rules
+    found_again = ingest_pair(loop, tmp_path, "learn_e2e_found_again", ERRORS[1])
+    assert found_again["relation"] == "NEUTRAL" and found_again["judge"] == judge.model_id
     # retired: exactly the shipped combiner again
     ops.retire_rule(RetireRuleRequest(id=str(done.rule_id), reason="checking the retirement", reviewer_id="cy"))
     assert judge.model_id == base_id

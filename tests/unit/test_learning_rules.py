@@ -271,3 +271,102 @@ class JsonLLM(RecordingLLM):
     def generate_json(self, messages: Sequence[dict[str, str]], schema: dict[str, Any], max_tokens: int = 512) -> Any:
         self.prompts.append(messages[-1]["content"])
         return {"claims": ["Drug Q lowers blood pressure in adults."]}
+
+
+def test_claim_extraction_drops_rejected_claims_without_showing_them_and_reports_its_rules_version() -> None:
+    rejected = {"claim": "The study was funded by X.", "reason": "not a finding"}
+    rules = {"now": LearnedRules("claim_extraction", 2, examples=(rejected,))}
+    llm = JsonLLM()
+    extractor = ClaimExtractor(llm, PROMPTS, rules=lambda: rules["now"])
+    assert extractor.rules_version == 2
+    assert extractor.extract("A passage about drug Q.", "drug Q") == ["Drug Q lowers blood pressure in adults."]
+    assert "The study was funded by X." not in llm.prompts[-1]  # shown, the offline LLM copied them
+    # the LLM answers with a rejected claim again (reworded only in case and spacing): it is dropped
+    again = {"claim": "drug q  lowers blood pressure in adults.", "reason": "too broad"}
+    rules["now"] = LearnedRules("claim_extraction", 3, examples=(rejected, again))
+    assert extractor.extract("A passage about drug Q.", "drug Q") == []
+    rules["now"] = LearnedRules("claim_extraction", 4)
+    assert extractor.extract("A passage about drug Q.", "drug Q") == ["Drug Q lowers blood pressure in adults."]
+    assert extractor.rules_version == 4
+
+
+def extraction_review(n: int, claim: str, kept: bool = False, reviewer: str = "ana") -> RecordFacts:
+    """A review of a claim the LLM extracted, as the learning service records it."""
+    return RecordFacts(
+        id=f"x{n}",
+        kind="confirmation" if kept else "correction",
+        component="claim_extraction",
+        task_id=f"t{n % 2}",
+        reviewer_id=reviewer,
+        claim_id=claim,
+        predicted_label="adopted" if kept else "extracted",
+        correct_label="adopted" if kept else "rejected",
+    )
+
+
+def test_rejections_of_extracted_claims_form_a_pattern_and_a_restore_makes_the_claim_ambiguous() -> None:
+    history = [extraction_review(i, f"c{i}") for i in range(4)]
+    fifth = classify(extraction_review(4, "c4"), history, high_min=5)
+    assert fifth.classification == "generalizable_high" and "extracted->rejected" in fifth.rationale
+    assert classify(extraction_review(9, "c9", kept=True), history).classification == "positive"
+    restored = [*history, extraction_review(5, "c1", kept=True, reviewer="bo")]
+    again = classify(extraction_review(6, "c1", reviewer="cy"), restored)
+    assert again.classification == "ambiguous" and "bo: adopted" in again.rationale
+    # a person's claim concerns no model: the claim is not a case of the extractor's
+    assert RecordFacts("p", "claim_reject", "claims", "t", "ana", claim_id="c1").case_id is None
+
+
+def test_ranking_constraints_give_each_named_domain_its_smallest_valid_factor() -> None:
+    from lyra.ml.learned_rules import EVIDENCE_RANKING, domain_penalties
+
+    plain = LearnedRules(EVIDENCE_RANKING, 1, guidelines=("g",))
+    assert plain.fingerprint() == LearnedRules(EVIDENCE_RANKING, 2, guidelines=("g",)).fingerprint()
+    rules = LearnedRules(
+        EVIDENCE_RANKING,
+        3,
+        constraints=(
+            {"domain": "Mill.example.com", "factor": "0.5"},
+            {"domain": "mill.example.com", "factor": "0.25"},
+            {"domain": "odd.example.com", "factor": "2"},  # a factor above 1 would promote: ignored
+            {"domain": "bad.example.com", "factor": "half"},  # unreadable: ignored
+        ),
+    )
+    assert not rules.empty and rules.fingerprint() != plain.fingerprint()
+    assert domain_penalties(rules) == {"mill.example.com": 0.25}
+    assert domain_penalties(LearnedRules(EVIDENCE_RANKING)) == {}
+
+
+def test_rank_summary_reports_mean_rank_and_top_k_share_before_and_after() -> None:
+    from lyra.services.learning import _rank_summary
+
+    summary = _rank_summary([(1, 3), (2, 4)], top_k=2, rate="in_top_k")
+    assert summary["before"] == {"pairs": 2, "mean_rank": 1.5, "in_top_k": 1.0}
+    assert summary["after"] == {"pairs": 2, "mean_rank": 3.5, "in_top_k": 0.0}
+    assert summary["delta"] == {"mean_rank": 2.0, "in_top_k": -1.0}
+    assert _rank_summary([], 2, "kept_rate")["delta"] == {}
+
+
+def test_the_report_words_every_kind_of_predicted_effect() -> None:
+    from lyra.services.learning import predicted_text
+
+    assert predicted_text({"measured": False}) == "not measured"
+    stance = {"measured": True, "corrected": {"delta": {"accuracy": 1.0}}, "regression": {"delta": {"accuracy": 0.0}}}
+    assert predicted_text(stance) == "accuracy +1.00 on corrected pairs, +0.00 on regression pairs"
+    extraction = {
+        "measured": True,
+        "component": "claim_extraction",
+        "rejected": {"before": {"re_extracted_rate": 0.67}, "after": {"re_extracted_rate": 0.0}},
+        "regression": {"before": {"kept_rate": 1.0}, "after": {"kept_rate": 1.0}},
+    }
+    assert predicted_text(extraction) == "rejected claims returned 0.67 -> 0.0; kept claims returned 1.0 -> 1.0"
+    ranking = {
+        "measured": True,
+        "component": "evidence_ranking",
+        "top_k": 2,
+        "corrected": {"before": {"mean_rank": 1.5, "in_top_k": 1.0}, "after": {"mean_rank": 2.5, "in_top_k": 0.5}},
+        "regression": {"before": {}, "after": {}},  # no kept verdict in those tasks
+    }
+    assert predicted_text(ranking) == (
+        "corrected passages' mean rank 1.5 -> 2.5, in the top 2 1.0 -> 0.5; kept passages in the top -"
+    )
+    assert predicted_text({"measured": True, "ece_before": 0.2, "ece_after": 0.1}) == "ECE 0.200 -> 0.100"

@@ -288,3 +288,70 @@ def test_a_balanced_fit_does_not_trade_the_rare_label_away() -> None:
         return float(np.mean(predicted[rare] == LABELS.index("contradiction")))
 
     assert rare_recall(balanced) > rare_recall(plain)
+
+
+def _verdict(label: str, confidence: float = 0.8) -> NLIResult:
+    rest = (1.0 - confidence) / 2
+    return NLIResult(label, {name: confidence if name == label else rest for name in LABELS}, "trained_sentences")
+
+
+def test_the_example_memory_gives_the_reviewed_label_to_the_same_claim_and_passage_only() -> None:
+    from lyra.ml.stance_judge import MAX_MEMORY_WEIGHT, ExampleMemory
+
+    example = {
+        "premise": "Masks cut  transmission by 50%.",
+        "hypothesis": "Masks reduce transmission.",
+        "label": "neutral",
+    }
+    memory = ExampleMemory([example], passage_similarity=0.98)  # no embedder: the passage's text must be the same
+    pairs = [
+        ("Masks cut transmission by 50%.", "masks reduce transmission"),  # spacing, case, final stop do not count
+        ("Masks cut transmission by 50%.", "Masks increase transmission."),  # one word: another claim
+        ("Masks cut transmission by 51%.", "Masks reduce transmission."),  # another passage, no embedder to compare
+    ]
+    results = memory.apply(pairs, [_verdict("entailment") for _ in pairs])
+    assert [r.label for r in results] == ["neutral", "entailment", "entailment"]
+    assert results[0].method == "trained_sentences+reviewer_example" and results[1].method == "trained_sentences"
+    assert results[0].probs["neutral"] == pytest.approx(MAX_MEMORY_WEIGHT + (1 - MAX_MEMORY_WEIGHT) * 0.1)
+    assert sum(results[0].probs.values()) == pytest.approx(1.0)
+
+
+def test_the_example_memory_reaches_near_duplicate_passages_by_embedding() -> None:
+    from lyra.ml.stance_judge import MIN_MEMORY_WEIGHT, ExampleMemory
+
+    # declared fake embedder (unit test): fixed unit vectors, so the cosines are known exactly
+    angle = {"Original abstract.": 0.0, "Preprint of the abstract.": 0.1, "An unrelated abstract.": 0.6}
+    embedded: list[str] = []
+
+    def embed(texts: Sequence[str]) -> np.ndarray:
+        embedded.extend(texts)
+        return np.asarray([[np.cos(angle[t]), np.sin(angle[t])] for t in texts])
+
+    claim = "Drug X lowers mortality."
+    examples = [
+        {"premise": "Original abstract.", "hypothesis": claim, "label": "contradiction"},
+        {"premise": "Original abstract.", "hypothesis": "Another claim.", "label": "entailment"},
+    ]
+    memory = ExampleMemory(examples, passage_similarity=0.98, embed=embed)
+    pairs = [("Preprint of the abstract.", claim), ("An unrelated abstract.", claim), ("Original abstract.", claim)]
+    results = memory.apply(pairs, [_verdict("entailment", 0.9) for _ in pairs])
+    assert [r.label for r in results] == ["contradiction", "entailment", "contradiction"]
+    cosine = float(np.cos(0.1))  # 0.995: a near-duplicate
+    strength = MIN_MEMORY_WEIGHT + (0.95 - MIN_MEMORY_WEIGHT) * (cosine - 0.98) / 0.02
+    assert results[0].probs["contradiction"] == pytest.approx(strength + (1 - strength) * 0.05)
+    assert results[0].confidence < results[2].confidence  # the very passage weighs most
+    assert "Original abstract." in embedded and embedded.count("Original abstract.") == 1  # examples embedded once
+    assert not any(memory.matches([("Preprint of the abstract.", "Unknown claim.")]))  # no claim, no embedding
+
+
+def test_reviewers_who_disagree_share_the_memorys_weight() -> None:
+    from lyra.ml.stance_judge import ExampleMemory
+
+    pair = ("A passage.", "A claim.")
+    examples = [
+        {"premise": pair[0], "hypothesis": pair[1], "label": "neutral"},
+        {"premise": pair[0], "hypothesis": pair[1], "label": "contradiction"},
+    ]
+    result = ExampleMemory(examples, passage_similarity=0.98).apply([pair], [_verdict("entailment", 0.9)])[0]
+    assert result.probs["neutral"] == pytest.approx(result.probs["contradiction"])
+    assert result.probs["entailment"] < result.probs["neutral"]
