@@ -101,7 +101,7 @@ class Services:
             extractor_factory=lambda rules: ClaimExtractor(
                 self.models.llm, self.settings.prompts_dir, rules=rules, embed=lambda t: self.models.embedder.embed(t)
             ),
-            rank_task=lambda task_id, rules: self.ingest.rank_task(task_id, rules),
+            rank_task=lambda task_id, rule_sets: self.ingest.rank_task(task_id, rule_sets),
         )
 
     def worker_pool(self) -> WorkerPool:

@@ -386,7 +386,7 @@ class IngestService:
         topic_vector = timer.run(lambda: self.embedder.embed([task["hypothesis"]]))[0]
         best = np.argsort(-(vectors @ topic_vector))[:passages]
         extractor = ClaimExtractor(
-            self.llm, self.settings.prompts_dir, rules=self.claim_rules, embed=lambda texts: self.embedder.embed(texts)
+            self.llm, self.settings.prompts_dir, rules=self.claim_rules, embed=self.embedder.embed
         )
         found: list[str] = []
         sources: dict[str, list[str]] = {}  # claim text -> the fragments it was extracted from (decision 18)
@@ -448,13 +448,17 @@ class IngestService:
                     report.skipped.append(SkippedItem(item=item, reason=str(exc)))
 
     def _ranked_pairs(
-        self, claims: list[dict[str, Any]], rows: list[dict[str, Any]], rules: LearnedRules | None, top_k: int
+        self,
+        claims: list[dict[str, Any]],
+        claim_vectors: np.ndarray,
+        rows: list[dict[str, Any]],
+        rules: LearnedRules | None,
+        top_k: int,
     ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
         """Per claim, its ``top_k`` fragments of ``rows`` (best first) by the candidate ranker; a fragment's weight
         is its domain category's, times the factor an ``evidence_ranking`` CONSTRAINT gives its domain."""
         texts = [r["text"] for r in rows]
         vectors = np.asarray([r["embedding"] for r in rows], dtype=np.float32)
-        claim_vectors = self.embedder.embed([c["text"] for c in claims])
         penalties = domain_penalties(rules) if rules else {}
         weights = [
             self._category_weight(r.get("domain_category")) * penalties.get(str(r.get("domain") or "").lower(), 1.0)
@@ -466,18 +470,23 @@ class IngestService:
             pairs.extend((claim, rows[c.index]) for c in ranked)
         return pairs
 
-    def rank_task(self, task_id: str, rules: LearnedRules) -> dict[str, list[str]]:
-        """Per claim of the task, the fragments its claims have stance edges from, in the order ingest ranks them
-        under the ``evidence_ranking`` rules ``rules`` (to measure a ranking rule before it is approved)."""
+    def rank_task(self, task_id: str, rule_sets: Sequence[LearnedRules]) -> list[dict[str, list[str]]]:
+        """For each set of ``evidence_ranking`` rules, per claim of the task, the fragments its claims have stance
+        edges from in the order ingest ranks them under those rules (to measure a ranking rule before it is
+        approved; the task is read and its claims embedded once)."""
         claims = self.store.run("tasks/task_claims", {"task_id": task_id})
         fragment_ids = self.store.run("evidence/task_fragment_ids", {"task_id": task_id})[0]["ids"]
         if not claims or not fragment_ids:
-            return {}
+            return [{} for _ in rule_sets]
         rows = self.store.run("evidence/fragments_by_ids", {"ids": fragment_ids})
-        order: dict[str, list[str]] = {}
-        for claim, fragment in self._ranked_pairs(claims, rows, rules, len(rows)):
-            order.setdefault(str(claim["claim_id"]), []).append(str(fragment["id"]))
-        return order
+        claim_vectors = self.embedder.embed([c["text"] for c in claims])
+        orders: list[dict[str, list[str]]] = []
+        for rules in rule_sets:
+            order: dict[str, list[str]] = {}
+            for claim, fragment in self._ranked_pairs(claims, claim_vectors, rows, rules, len(rows)):
+                order.setdefault(str(claim["claim_id"]), []).append(str(fragment["id"]))
+            orders.append(order)
+        return orders
 
     def _judge_claims(
         self, task_id: str, fragment_ids: list[str], report: IngestReport, timer: _Timer, tick: Progress
@@ -489,7 +498,8 @@ class IngestService:
         rows = self.store.run("evidence/fragments_by_ids", {"ids": fragment_ids})
         rules = self.ranking_rules() if self.ranking_rules else None
         report.ranking_rules_version = rules.version if rules else 0
-        pairs = timer.run(partial(self._ranked_pairs, claims, rows, rules, self.settings.nli_top_k))
+        claim_vectors = timer.run(lambda: self.embedder.embed([c["text"] for c in claims]))
+        pairs = self._ranked_pairs(claims, claim_vectors, rows, rules, self.settings.nli_top_k)
         report.pairs_ranked = len(pairs)
         recorded = self._recorded_relations(pairs)  # judged before, by this worker or any other: not judged again
         pairs = [(c, f) for c, f in pairs if (f["id"], c["claim_id"]) not in recorded]

@@ -364,13 +364,13 @@ class LearningService:
         embedder: Callable[[], Embedder],
         judge_factory: Callable[[RuleSource, RuleSource], NLIJudge] | None = None,
         extractor_factory: Callable[[RuleSource], ClaimExtractor] | None = None,
-        rank_task: Callable[[str, LearnedRules], dict[str, list[str]]] | None = None,
+        rank_task: Callable[[str, Sequence[LearnedRules]], list[dict[str, list[str]]]] | None = None,
     ) -> None:
         """``judge_factory(rules, examples)``: a stance judge of the configured kind whose LLM prompts read ``rules``
         and whose trained combiner is fitted with ``examples`` too; ``extractor_factory(rules)``: a claim extractor
-        whose prompt reads ``rules``; ``rank_task(task_id, rules)``: per claim of the task, its fragments in the order
-        ingest ranks them under the ``evidence_ranking`` rules ``rules``. They measure proposals' predicted effects
-        (None: those are not measured)."""
+        whose prompt reads ``rules``; ``rank_task(task_id, rule_sets)``: for each set of ``evidence_ranking`` rules,
+        per claim of the task, its fragments in the order ingest ranks them under those rules. They measure
+        proposals' predicted effects (None: those are not measured)."""
         self.store = store
         self.settings = settings
         self.calibration = calibration
@@ -547,7 +547,8 @@ class LearningService:
 
     def _generate(self, request: GenerateProposalsRequest) -> GenerateProposalsResponse:
         records = self._records_of("stance")
-        used = self._used_record_ids()
+        used_by = self._used_record_ids()
+        used = set().union(*used_by.values())
         facts = [_facts(r) for r in records]
         labels_of_edge: dict[str, set[str]] = {}
         for f in facts:
@@ -582,7 +583,8 @@ class LearningService:
                 out, CLAIM_EXTRACTION, "NEGATIVE_EXAMPLE", key, EXTRACTION_PATTERN, rejected, active,
                 partial(self._propose_extraction, key, rejected, active, request.measure),
             )  # fmt: skip
-        for domain, (corrected, kept) in sorted(self._domain_reviews(records).items()):
+        domains = self._domain_reviews(records, used_by.get(EVIDENCE_RANKING, set()))
+        for domain, (corrected, kept) in sorted(domains.items()):
             key = f"ranking:domain:{domain}"
             self._place(
                 out, EVIDENCE_RANKING, "CONSTRAINT", key, f"domain {domain}", corrected, active,
@@ -641,13 +643,12 @@ class LearningService:
         return sorted(group, key=lambda r: r["created_at"])
 
     def _domain_reviews(
-        self, records: list[dict[str, Any]]
+        self, records: list[dict[str, Any]], used: set[str]
     ) -> dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
         """Per domain whose verdicts reviewers keep correcting — at least ``DOMAIN_CORRECTION_RATE`` of its reviewed
         stance edges corrected, in ``DOMAIN_MIN_TASKS`` tasks or more — its corrections not yet used by a ranking
-        proposal (oldest first), and the reviews that kept a verdict in those tasks, of any domain (the regression
-        set: the domain's own good passages may fall, the others' rise)."""
-        used = self._used_record_ids(EVIDENCE_RANKING)
+        proposal (``used``; oldest first), and the reviews that kept a verdict in those tasks, of any domain (the
+        regression set: the domain's own good passages may fall, the others' rise)."""
         by_domain: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
         for record in records:
             domain = record.get("domain")
@@ -705,10 +706,8 @@ class LearningService:
         started = time.perf_counter()
         reviewed = [("corrected", list(corrected)), ("regression", list(kept))]
         tasks = sorted({str(r["task_id"]) for _, group in reviewed for r in group})
-        orders = {
-            side: {t: self._rank_task(t, rules) for t in tasks}
-            for side, rules in (("before", current), ("after", proposed))
-        }
+        ranked_tasks = {t: self._rank_task(t, (current, proposed)) for t in tasks}
+        orders = {side: {t: ranked_tasks[t][i] for t in tasks} for i, side in enumerate(("before", "after"))}
         fragments = self._edge_fragments([r["edge_id"] for _, group in reviewed for r in group if r.get("edge_id")])
         top_k = self.settings.nli_top_k
         out: dict[str, Any] = {"measured": True, "component": EVIDENCE_RANKING, "top_k": top_k}
@@ -742,14 +741,16 @@ class LearningService:
         rows = self.store.run("learning/edge_fragments", {"edge_ids": edge_ids}) if edge_ids else []
         return {str(r["edge_id"]): str(r["fragment_id"]) for r in rows}
 
-    def _used_record_ids(self, component: str | None = None) -> set[str]:
+    def _used_record_ids(self) -> dict[str, set[str]]:
+        """Per component, the feedback records its proposals (of any status) already rest on."""
         ids = [
             r["id"]
-            for r in self.store.run(
-                "learning/list_proposals", {"status": None, "component": component, "limit": 10_000}
-            )
+            for r in self.store.run("learning/list_proposals", {"status": None, "component": None, "limit": 10_000})
         ]
-        return {rid for p in self._proposals(ids) for rid in p.evidence_ids}
+        used: dict[str, set[str]] = {}
+        for proposal in self._proposals(ids):
+            used.setdefault(proposal.component, set()).update(proposal.evidence_ids)
+        return used
 
     def _active_rule_facts(self) -> list[ActiveRuleFacts]:
         out: list[ActiveRuleFacts] = []

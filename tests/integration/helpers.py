@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -13,15 +14,22 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from lyra.bootstrap import Services
+from lyra.bootstrap import Services, build_services
 from lyra.core.settings import Settings
 from lyra.models.api import GetMaterialsRequest, MaterialClaim, MaterialsOptions
 from lyra.models.confidence import EdgeEvidence
 from lyra.models.graph import DomainCategory
 from lyra.models.trust import FeedbackRequest
+from lyra.services.web_search import WebSearch
+
+if TYPE_CHECKING:
+    from lyra.services.web_search import PersonQueue
+    from lyra.sources.search import SearchEngine
+    from lyra.sources.web import WebFetcher
 
 
 def seed_task(services: Services, task_id: str, claims: Sequence[str]) -> list[str]:
@@ -186,3 +194,46 @@ def article_site(article: Callable[[str], bytes]) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def learning_services(settings: Settings, tmp_path: Path, **overrides: Any) -> Iterator[Services]:
+    """Services over the test database for the learning-loop tests: their own state folder (FAISS, caches), the
+    trained judge, one fragment per abstract (so a judged pair is an ingested abstract with its claim), proposals
+    from 3 corrections; ``overrides`` on top."""
+    values: dict[str, Any] = {
+        "state_dir": tmp_path / "state",
+        "chunk_max_chars": 5000,
+        "nli_backend": "trained",
+        "learning_min_evidence": 3,
+        **overrides,
+    }
+    services = build_services(settings.model_copy(update=values), apply_schema=False)
+    try:
+        yield services
+    finally:
+        services.close()
+
+
+def write_abstracts(path: Path, records: Sequence[tuple[str, str, str]]) -> Path:
+    """A JSONL file of abstracts, one per (title, abstract, url), as ingest reads them."""
+    lines = [json.dumps({"title": title, "abstract": abstract, "url": url}) + "\n" for title, abstract, url in records]
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+def web_search(
+    graph: Services,
+    settings: Settings,
+    fetcher: WebFetcher,
+    engines: list[SearchEngine],
+    notes: Sequence[str] = (),
+    interventions: PersonQueue | None = None,
+) -> WebSearch:
+    """The web search of a ``query`` job over the test's fetcher and engines, with the services' embedder, ranker
+    and domain gate (and, given, the human-in-the-loop queue)."""
+    ingest = graph.ingest
+    return WebSearch(
+        settings, graph.store, engines, fetcher, ingest.embedder, ingest.ranker, graph.domains, notes,
+        interventions=interventions,
+    )  # fmt: skip

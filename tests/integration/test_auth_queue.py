@@ -38,10 +38,10 @@ from lyra.services.interventions import CookieStore
 from lyra.services.jobs import WorkerPool
 from lyra.services.politeness import GraphPageCounter, GraphRateLimiter
 from lyra.services.research import ResearchExecutor
-from lyra.services.web_search import WebSearch
 from lyra.sources.search import build_engines
 from lyra.sources.web import WebFetcher
 from lyra.sources.web.ssrf import system_resolver
+from tests.integration.helpers import web_search
 
 pytestmark = pytest.mark.neo4j
 PASS = "lyra_pass=solved-by-a-person-7f3a"  # what the "browser" got after solving the CAPTCHA
@@ -204,17 +204,7 @@ def world(graph: Services, site: Site, tmp_path: Path) -> Iterator[World]:
         resolver=resolver,
     )
     engines, notes = build_engines(settings, fetcher)
-    search = WebSearch(
-        settings,
-        graph.store,
-        engines,
-        fetcher,
-        graph.ingest.embedder,
-        graph.ingest.ranker,
-        graph.domains,
-        notes,
-        interventions=graph.interventions,
-    )
+    search = web_search(graph, settings, fetcher, engines, notes, interventions=graph.interventions)
     executor = ResearchExecutor(
         graph.store,
         lambda: graph.ingest,

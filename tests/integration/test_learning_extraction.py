@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from lyra.bootstrap import Services, build_services
+from lyra.bootstrap import Services
 from lyra.core.errors import ConflictError
 from lyra.core.settings import Settings
 from lyra.ml.evaluation import load_pairs
@@ -32,7 +32,7 @@ from lyra.models.learning import (
     RetireRuleRequest,
 )
 from lyra.models.trust import FeedbackRequest
-from tests.integration.helpers import ROOT
+from tests.integration.helpers import ROOT, learning_services, write_abstracts
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.models]
 ABSTRACTS = load_pairs(ROOT / "tests" / "data" / "learning_judge_errors.jsonl")
@@ -44,32 +44,16 @@ CLAIMS_QUERY = (
 
 @pytest.fixture
 def loop(graph: Services, settings: Settings, tmp_path: Path) -> Iterator[Services]:
-    svc = build_services(
-        settings.model_copy(
-            update={
-                "state_dir": tmp_path / "state",
-                "chunk_max_chars": 5000,  # one fragment per abstract
-                "nli_backend": "trained",
-                "stance_use_llm": False,  # the LLM's time goes to claim extraction here
-                "learning_min_evidence": 3,
-            }
-        ),
-        apply_schema=False,
-    )
-    yield svc
-    svc.close()
+    # the LLM's time goes to claim extraction here
+    with learning_services(settings, tmp_path, stance_use_llm=False) as svc:
+        yield svc
 
 
 def extract(services: Services, tmp_path: Path, task_id: str, index: int) -> list[dict[str, Any]]:
     """Ingest one real abstract into a new task with claim extraction; the claims the LLM extracted."""
     pair = ABSTRACTS[index]
-    path = tmp_path / f"{task_id}.jsonl"
-    record = {
-        "title": pair.topic or pair.id,
-        "abstract": pair.premise,
-        "url": f"https://journals.example.org/{task_id}",
-    }
-    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    url = f"https://journals.example.org/{task_id}"
+    path = write_abstracts(tmp_path / f"{task_id}.jsonl", [(pair.topic or pair.id, pair.premise, url)])
     request = IngestRequest(task_id=task_id, paths=[path], hypothesis=pair.hypothesis, extract_claims=True)
     services.operations.ingest(request)
     query = QueryGraphRequest(cypher=CLAIMS_QUERY, params={"task": task_id})

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from lyra.bootstrap import Services, build_services
+from lyra.bootstrap import Services
 from lyra.core.errors import ConflictError, InvalidInputError
 from lyra.core.settings import Settings
 from lyra.ml.evaluation import LabelledPair, load_pairs
@@ -39,7 +39,7 @@ from lyra.models.learning import (
 )
 from lyra.models.trust import FeedbackRequest
 from lyra.sources.injection import Fence
-from tests.integration.helpers import ROOT
+from tests.integration.helpers import ROOT, learning_services, write_abstracts
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.models]
 ERRORS = load_pairs(ROOT / "tests" / "data" / "learning_judge_errors.jsonl")
@@ -53,32 +53,19 @@ EDGE_QUERY = (
 
 @pytest.fixture
 def loop(graph: Services, settings: Settings, tmp_path: Path) -> Iterator[Services]:
-    svc = build_services(
-        settings.model_copy(
-            update={
-                "state_dir": tmp_path / "state",
-                "chunk_max_chars": 5000,  # one fragment per abstract: the judged pair is the labelled pair
-                "nli_backend": "trained",
-                "stance_use_llm": True,
-                "learning_min_evidence": 3,
-                "learning_regression_per_label": 1,
-                "learning_propose_examples": False,  # the guideline alone: half the LLM time
-            }
-        ),
-        apply_schema=False,
-    )
-    yield svc
-    svc.close()
+    with learning_services(
+        settings,
+        tmp_path,
+        stance_use_llm=True,
+        learning_regression_per_label=1,
+        learning_propose_examples=False,  # the guideline alone: half the LLM time
+    ) as svc:
+        yield svc
 
 
 def ingest_pair(services: Services, tmp_path: Path, task_id: str, pair: LabelledPair) -> dict[str, Any]:
-    path = tmp_path / f"{task_id}.jsonl"
-    record = {
-        "title": pair.topic or pair.id,
-        "abstract": pair.premise,
-        "url": f"https://journals.example.org/{task_id}",
-    }
-    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    url = f"https://journals.example.org/{task_id}"
+    path = write_abstracts(tmp_path / f"{task_id}.jsonl", [(pair.topic or pair.id, pair.premise, url)])
     services.operations.ingest(IngestRequest(task_id=task_id, paths=[path], claims=[pair.hypothesis]))
     rows = services.operations.query_graph(QueryGraphRequest(cypher=EDGE_QUERY, params={"task": task_id})).rows
     assert len(rows) == 1, rows

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from lyra.bootstrap import Services, build_services
+from lyra.bootstrap import Services
 from lyra.core.errors import InvalidInputError
 from lyra.core.settings import Settings
 from lyra.ml.evaluation import load_pairs
@@ -31,7 +31,7 @@ from lyra.models.learning import (
     RetireRuleRequest,
 )
 from lyra.models.trust import FeedbackRequest
-from tests.integration.helpers import ROOT
+from tests.integration.helpers import ROOT, learning_services, write_abstracts
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.models]
 ABSTRACTS = load_pairs(ROOT / "tests" / "data" / "learning_judge_errors.jsonl")
@@ -45,22 +45,14 @@ ANOTHER = {"SUPPORTS": "neutral", "NEUTRAL": "refutes", "REFUTES": "neutral"}
 
 @pytest.fixture
 def loop(graph: Services, settings: Settings, tmp_path: Path) -> Iterator[Services]:
-    svc = build_services(
-        settings.model_copy(
-            update={
-                "state_dir": tmp_path / "state",
-                "chunk_max_chars": 5000,  # one fragment per abstract
-                "nli_backend": "trained",
-                "stance_use_llm": False,
-                "nli_top_k": 2,  # of three passages per claim, two are judged: the ranking decides which
-                "learning_min_evidence": 3,
-                "learning_propose_examples": False,
-            }
-        ),
-        apply_schema=False,
-    )
-    yield svc
-    svc.close()
+    with learning_services(
+        settings,
+        tmp_path,
+        stance_use_llm=False,
+        nli_top_k=2,  # of three passages per claim, two are judged: the ranking decides which
+        learning_propose_examples=False,
+    ) as svc:
+        yield svc
 
 
 def ingest(services: Services, tmp_path: Path, task_id: str, index: int) -> IngestReport:
@@ -68,11 +60,10 @@ def ingest(services: Services, tmp_path: Path, task_id: str, index: int) -> Inge
     pair = ABSTRACTS[index]
     others = [ABSTRACTS[(index + 3) % len(ABSTRACTS)], ABSTRACTS[(index + 6) % len(ABSTRACTS)]]
     records = [
-        {"title": p.id, "abstract": p.premise, "url": f"https://{domain}/{task_id}/{n}"}
+        (p.id, p.premise, f"https://{domain}/{task_id}/{n}")
         for n, (p, domain) in enumerate([(pair, MILL), (others[0], JOURNAL), (others[1], JOURNAL)])
     ]
-    path = tmp_path / f"{task_id}.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    path = write_abstracts(tmp_path / f"{task_id}.jsonl", records)
     return services.operations.ingest(IngestRequest(task_id=task_id, paths=[path], claims=[pair.hypothesis]))
 
 
@@ -129,8 +120,9 @@ def test_a_domains_corrected_verdicts_become_a_measured_ranking_constraint(loop:
 
     # the ranking ingest uses now is exactly the measured "after"; a new ingest records the rule set
     base = loop.learning.rulebook.load(EVIDENCE_RANKING, 0)
-    order_before = {task: loop.ingest.rank_task(task, base) for task in tasks}
-    order_after = {task: loop.ingest.rank_task(task, rules) for task in tasks}
+    ranked = {task: loop.ingest.rank_task(task, (base, rules)) for task in tasks}
+    order_before = {task: orders[0] for task, orders in ranked.items()}
+    order_after = {task: orders[1] for task, orders in ranked.items()}
     for case in [*corrected["cases"], *regression["cases"]]:
         for side, order in (("before", order_before), ("after", order_after)):
             assert order[case["task_id"]][case["claim_id"]].index(case["fragment_id"]) + 1 == case[side]
@@ -140,4 +132,4 @@ def test_a_domains_corrected_verdicts_become_a_measured_ranking_constraint(loop:
     ops.retire_rule(RetireRuleRequest(id=str(approved.rule_id), reason="checking the retirement", reviewer_id="cy"))
     retired = loop.learning.rulebook.rules(EVIDENCE_RANKING)
     assert retired.version == 2 and retired.constraints == ()
-    assert {task: loop.ingest.rank_task(task, retired) for task in tasks} == order_before
+    assert {task: loop.ingest.rank_task(task, (retired,))[0] for task in tasks} == order_before

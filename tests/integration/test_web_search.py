@@ -27,11 +27,12 @@ from lyra.core.settings import Settings
 from lyra.models.api import GetStatusRequest, QueueTargetsRequest, Target, TargetOptions, TaskStatus
 from lyra.services.jobs import WorkerPool
 from lyra.services.research import ResearchExecutor
-from lyra.services.web_search import WebSearch, WebSearchRun
+from lyra.services.web_search import WebSearchRun
 from lyra.sources.search import BrowserSerpEngine, SearchEngine, SearxngEngine, build_engines
 from lyra.sources.web import FetchRefused, WebFetcher, origin_of
 from lyra.sources.web.browser import ChromiumRenderer
 from lyra.sources.web.ssrf import system_resolver
+from tests.integration.helpers import web_search
 
 pytestmark = pytest.mark.neo4j
 CLAIM = "Drinking coffee in the afternoon reduces sleep duration in adults"
@@ -248,11 +249,6 @@ def search_settings(graph: Services, web: Web, **overrides: Any) -> Settings:
     }
     values.update(overrides)
     return graph.settings.model_copy(update=values)
-
-
-def web_search(graph: Services, settings: Settings, fetcher: WebFetcher, engines: list[SearchEngine]) -> WebSearch:
-    ingest = graph.ingest
-    return WebSearch(settings, graph.store, engines, fetcher, ingest.embedder, ingest.ranker, graph.domains)
 
 
 def run_query(graph: Services, executor: ResearchExecutor, task_id: str, query: str, **options: Any) -> TaskStatus:
@@ -487,16 +483,7 @@ def test_without_a_reachable_engine_a_query_job_still_finishes_through_the_acade
         settings = graph.settings.model_copy(update={"web_search_engines": ["auto"]})
         with WebFetcher(settings, gate=graph.domains, resolver=resolver) as fetcher:
             engines, notes = build_engines(settings, fetcher)
-            search = WebSearch(
-                settings,
-                graph.store,
-                engines,
-                fetcher,
-                graph.ingest.embedder,
-                graph.ingest.ranker,
-                graph.domains,
-                notes,
-            )
+            search = web_search(graph, settings, fetcher, engines, notes)
             executor = ResearchExecutor(
                 graph.store,
                 lambda: graph.ingest,
