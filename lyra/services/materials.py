@@ -27,6 +27,7 @@ import numpy as np
 from pydantic import TypeAdapter
 
 from lyra.core.errors import InvalidInputError
+from lyra.core.gcpause import gc_paused
 from lyra.graph.store import GraphStore, Row
 from lyra.graph.tasks import TaskRepository
 from lyra.models.api import (
@@ -114,15 +115,55 @@ def decode_cursor(cursor: str, task_id: str) -> tuple[str, str]:
     return data["at"], data["id"]
 
 
-SCORE_COLUMNS = ("claim_id", "alpha", "beta", "supports_count", "refutes_count", "neutral_count")
-
-
-def score_rows(result: list[Row]) -> list[Row]:
-    """materials/claim_scores answers one row of parallel lists; one dict per claim."""
+def column_rows(result: list[Row]) -> list[Row]:
+    """A statement answering one row of parallel lists (one entry per claim; streaming one record per claim cost
+    the driver more than the query itself): one dict per claim."""
     (row,) = result
-    return [
-        dict(zip(SCORE_COLUMNS, values, strict=True)) for values in zip(*(row[c] for c in SCORE_COLUMNS), strict=True)
-    ]
+    columns = list(row)
+    return [dict(zip(columns, values, strict=True)) for values in zip(*row.values(), strict=True)]
+
+
+EVIDENCE_COLUMNS = (
+    "claim_id",
+    "text",
+    "claim_adoption_status",
+    "claim_rejection_reason",
+    "oldest",
+    "newest",
+    "supporting_pages",
+    "evidence_available",
+    "evidence",
+    "security_rejections",
+)
+
+
+ITEM_COLUMNS = (
+    "edge_id",
+    "relation",
+    "fragment_id",
+    "source_id",
+    "url",
+    "title",
+    "year",
+    "doi",
+    "venue",
+    "nli_confidence",
+    "source_domain_category",
+    "edge_human_corrected",
+)
+
+
+def evidence_rows(result: list[Row]) -> list[Row]:
+    """materials/claim_evidence answers one row holding one list per claim, its evidence items lists too: one dict
+    per claim, one per item."""
+    (row,) = result
+    rows = [dict(zip(EVIDENCE_COLUMNS, values, strict=True)) for values in row["claims"]]
+    for claim in rows:
+        claim["evidence"] = [dict(zip(ITEM_COLUMNS, item, strict=True)) for item in claim["evidence"]]
+    return rows
+
+
+Convert = Callable[[list[Row]], list[Row]]
 
 
 class MaterialsService:
@@ -145,32 +186,35 @@ class MaterialsService:
             "after_id": after_id,
             "limit": limit if limit is not None else MATERIALS_PAGE_MAX * 100,
         }
-        return self.store.run("materials/task_claim_page", params)
+        (row,) = self.store.run("materials/task_claim_page", params)
+        return [{"claim_id": claim_id, "created_at": created_at} for claim_id, created_at in row["claims"]]
 
-    def _per_claim(
-        self,
-        name: str,
-        claim_ids: list[str],
-        params: dict[str, Any],
-        convert: Callable[[list[Row]], list[Row]] = list,
-    ) -> list[Row]:
-        """Run a per-claim statement over ``claim_ids``; a long list is split into a few contiguous parts run in
-        parallel read transactions (``convert`` turns each part's answer into one row per claim). Rows come back in
-        ``claim_ids`` order."""
+    def _parts(self, claim_ids: list[str]) -> list[list[str]]:
+        """A long list of claims in a few contiguous parts, aggregated in parallel read transactions (Neo4j runs
+        each on its own core)."""
         parts = min(self.parallel_queries, -(-len(claim_ids) // CLAIMS_PER_PART))
         if parts <= 1:
-            rows = convert(self.store.run(name, {**params, "claim_ids": claim_ids}))
-        else:
-            size = -(-len(claim_ids) // parts)
-            chunks = [claim_ids[i : i + size] for i in range(0, len(claim_ids), size)]
-            run: Callable[[list[str]], list[Row]] = lambda chunk: convert(  # noqa: E731
-                self.store.run(name, {**params, "claim_ids": chunk})
-            )
-            rows = [row for part in self._pool.map(run, chunks) for row in part]
-        if len(rows) != len(claim_ids) or any(r["claim_id"] != c for r, c in zip(rows, claim_ids, strict=True)):
-            order = {c: i for i, c in enumerate(claim_ids)}
-            rows = sorted((r for r in rows if r["claim_id"] in order), key=lambda r: order[r["claim_id"]])
-        return rows
+            return [claim_ids]
+        size = -(-len(claim_ids) // parts)
+        return [claim_ids[i : i + size] for i in range(0, len(claim_ids), size)]
+
+    def _per_claim(self, jobs: list[tuple[str, list[str], dict[str, Any], Convert]]) -> list[list[Row]]:
+        """Run per-claim statements (name, claim ids, other parameters, the conversion of the answer into one row
+        per claim) at the same time, each split into parts;
+        for each, one row per claim in ``claim_ids`` order, for the claims every statement found (a claim deleted
+        meanwhile is left out of all of them)."""
+        futures = [
+            [
+                self._pool.submit(lambda n, p, c: c(self.store.run(n, p)), name, {**params, "claim_ids": part}, convert)
+                for part in self._parts(ids)
+            ]
+            for name, ids, params, convert in jobs
+        ]
+        found = [{row["claim_id"]: row for future in parts for row in future.result()} for parts in futures]
+        return [
+            [rows[c] for c in ids if all(c in other for other in found)]
+            for (_, ids, _, _), rows in zip(jobs, found, strict=True)
+        ]
 
     # ------------------------------------------------------------------ scores
     def scores(self, task_id: str, include_not_adopted: bool = True) -> list[dict[str, Any]]:
@@ -244,19 +288,26 @@ class MaterialsService:
         ``request.limit`` claims, after ``request.cursor``; ``next_cursor`` is set when more claims follow.
         Unknown task: NotFoundError; a cursor that is not one of this task's: InvalidInputError('cursor').
         """
+        with gc_paused():
+            return self._materials(request)
+
+    def _materials(self, request: GetMaterialsRequest) -> Materials:
         task = self.tasks.get(request.task_id)
         opts = request.options
         page = self._claim_page(request.task_id, opts.include_not_adopted, request.cursor, request.limit + 1)
         more = len(page) > request.limit
         page = page[: request.limit]
         ids = [r["claim_id"] for r in page]
-        scores = self._per_claim(
-            "materials/claim_scores", ids, {"task_id": request.task_id, "include_not_adopted": True}, score_rows
-        )
-        evidence = self._per_claim(
-            "materials/claim_evidence",
-            ids,
-            {"evidence_limit": opts.evidence_limit, "include_neutral": opts.include_neutral},
+        scores, evidence = self._per_claim(
+            [
+                ("materials/claim_scores", ids, {"task_id": request.task_id, "include_not_adopted": True}, column_rows),
+                (
+                    "materials/claim_evidence",
+                    ids,
+                    {"evidence_limit": opts.evidence_limit, "include_neutral": opts.include_neutral},
+                    evidence_rows,
+                ),
+            ]
         )
         alphas = [r["alpha"] for r in scores]
         betas = [r["beta"] for r in scores]
