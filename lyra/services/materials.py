@@ -190,31 +190,12 @@ class MaterialsService:
         return [{"claim_id": claim_id, "created_at": created_at} for claim_id, created_at in row["claims"]]
 
     def _parts(self, claim_ids: list[str]) -> list[list[str]]:
-        """A long list of claims in a few contiguous parts, aggregated in parallel read transactions (Neo4j runs
-        each on its own core)."""
-        parts = min(self.parallel_queries, -(-len(claim_ids) // CLAIMS_PER_PART))
-        if parts <= 1:
-            return [claim_ids]
-        size = -(-len(claim_ids) // parts)
-        return [claim_ids[i : i + size] for i in range(0, len(claim_ids), size)]
+        """A long list of claims in contiguous parts of CLAIMS_PER_PART, aggregated in parallel read transactions
+        (Neo4j runs each on its own core) while the parts already read are assembled."""
+        return [claim_ids[i : i + CLAIMS_PER_PART] for i in range(0, len(claim_ids), CLAIMS_PER_PART)] or [[]]
 
-    def _per_claim(self, jobs: list[tuple[str, list[str], dict[str, Any], Convert]]) -> list[list[Row]]:
-        """Run per-claim statements (name, claim ids, other parameters, the conversion of the answer into one row
-        per claim) at the same time, each split into parts;
-        for each, one row per claim in ``claim_ids`` order, for the claims every statement found (a claim deleted
-        meanwhile is left out of all of them)."""
-        futures = [
-            [
-                self._pool.submit(lambda n, p, c: c(self.store.run(n, p)), name, {**params, "claim_ids": part}, convert)
-                for part in self._parts(ids)
-            ]
-            for name, ids, params, convert in jobs
-        ]
-        found = [{row["claim_id"]: row for future in parts for row in future.result()} for parts in futures]
-        return [
-            [rows[c] for c in ids if all(c in other for other in found)]
-            for (_, ids, _, _), rows in zip(jobs, found, strict=True)
-        ]
+    def _read(self, name: str, params: dict[str, Any], convert: Convert) -> list[Row]:
+        return convert(self.store.run(name, params))
 
     # ------------------------------------------------------------------ scores
     def scores(self, task_id: str, include_not_adopted: bool = True) -> list[dict[str, Any]]:
@@ -298,48 +279,58 @@ class MaterialsService:
         more = len(page) > request.limit
         page = page[: request.limit]
         ids = [r["claim_id"] for r in page]
-        scores, evidence = self._per_claim(
-            [
-                ("materials/claim_scores", ids, {"task_id": request.task_id, "include_not_adopted": True}, column_rows),
-                (
-                    "materials/claim_evidence",
-                    ids,
-                    {"evidence_limit": opts.evidence_limit, "include_neutral": opts.include_neutral},
-                    evidence_rows,
-                ),
-            ]
-        )
+        # The scores of the page (one cheap statement) and the evidence in parts, all submitted at once: the pool
+        # keeps `parallel_queries` statements running while this thread assembles and validates the parts read.
+        score_params = {"task_id": request.task_id, "include_not_adopted": True, "claim_ids": ids}
+        scored = self._pool.submit(self._read, "materials/claim_scores", score_params, column_rows)
+        evidence_params = {"evidence_limit": opts.evidence_limit, "include_neutral": opts.include_neutral}
+        parts = [
+            self._pool.submit(
+                self._read, "materials/claim_evidence", {**evidence_params, "claim_ids": part}, evidence_rows
+            )
+            for part in self._parts(ids)
+        ]
+        scores = scored.result()
         alphas = [r["alpha"] for r in scores]
         betas = [r["beta"] for r in scores]
         confidence, uncertainty, controversy = beta_columns(alphas, betas)
         intervals = credible_intervals(alphas, betas)
-        claims: list[dict[str, Any]] = []
-        for i, (row, extra) in enumerate(zip(scores, evidence, strict=True)):
-            items = extra["evidence"]
-            claims.append(
-                {
-                    "claim_id": row["claim_id"],
-                    "text": extra["text"],
-                    "confidence": confidence[i],
-                    "uncertainty": uncertainty[i],
-                    "controversy": controversy[i],
-                    "alpha": row["alpha"],
-                    "beta": row["beta"],
-                    "evidence_count": row["supports_count"] + row["refutes_count"],
-                    "supports_count": row["supports_count"],
-                    "refutes_count": row["refutes_count"],
-                    "neutral_count": row["neutral_count"],
-                    "claim_adoption_status": extra["claim_adoption_status"],
-                    "claim_rejection_reason": extra["claim_rejection_reason"],
-                    "credible_interval_95": intervals[i],
-                    **verification(extra["supporting_pages"], row["refutes_count"], extra["security_rejections"]),
-                    "evidence": items,
-                    "evidence_truncated": extra["evidence_available"] > len(items),
-                    "evidence_years": {"oldest": extra["oldest"], "newest": extra["newest"]},
-                }
-            )
+        by_id = {row["claim_id"]: i for i, row in enumerate(scores)}
+        order = {claim_id: i for i, claim_id in enumerate(ids)}
+        claims: list[MaterialClaim] = []
+        for part in parts:
+            # a claim deleted since the page was read is left out
+            extras = sorted((e for e in part.result() if e["claim_id"] in by_id), key=lambda e: order[e["claim_id"]])
+            assembled: list[dict[str, Any]] = []
+            for extra in extras:
+                i = by_id[extra["claim_id"]]
+                row, items = scores[i], extra["evidence"]
+                assembled.append(
+                    {
+                        "claim_id": row["claim_id"],
+                        "text": extra["text"],
+                        "confidence": confidence[i],
+                        "uncertainty": uncertainty[i],
+                        "controversy": controversy[i],
+                        "alpha": row["alpha"],
+                        "beta": row["beta"],
+                        "evidence_count": row["supports_count"] + row["refutes_count"],
+                        "supports_count": row["supports_count"],
+                        "refutes_count": row["refutes_count"],
+                        "neutral_count": row["neutral_count"],
+                        "claim_adoption_status": extra["claim_adoption_status"],
+                        "claim_rejection_reason": extra["claim_rejection_reason"],
+                        "credible_interval_95": intervals[i],
+                        **verification(extra["supporting_pages"], row["refutes_count"], extra["security_rejections"]),
+                        "evidence": items,
+                        "evidence_truncated": extra["evidence_available"] > len(items),
+                        "evidence_years": {"oldest": extra["oldest"], "newest": extra["newest"]},
+                    }
+                )
+            # one pydantic-core validation per part, not one call per evidence item
+            claims.extend(_CLAIMS.validate_python(assembled))
         last = page[-1] if page else None
-        # one validation of the whole tree (pydantic-core), not one call per evidence item
+        # the claims are validated models already (pydantic does not validate model instances again)
         return Materials.model_validate(
             {
                 "task_id": task["id"],
