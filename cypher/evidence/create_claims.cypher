@@ -9,13 +9,14 @@
 // Params: $task_id, $task_label (built from the validated id),
 //         $rows = [{id, text, source_fragment_ids, extraction_rules_version}]
 MATCH (t:Task {id: $task_id})
+SET t.updated_at = datetime()
+WITH t
 UNWIND $rows AS row
 CREATE (c:Claim {id: row.id, task_id: $task_id, text: row.text, claim_adoption_status: 'adopted',
                  created_at: datetime(), evidence_support_weight: 0.0, evidence_refute_weight: 0.0,
                  evidence_supports: 0, evidence_refutes: 0, evidence_neutrals: 0})
 SET c:$($task_label), c.extraction_rules_version = row.extraction_rules_version
 CREATE (t)-[:HAS_CLAIM]->(c)
-SET t.updated_at = datetime()
 WITH c, row
 CALL (c, row) {
   UNWIND row.source_fragment_ids AS fid

@@ -25,6 +25,31 @@ def _batches(rows: Sequence[T], size: int) -> Iterator[Sequence[T]]:
         yield rows[start : start + size]
 
 
+def linked_groups(tokens: Sequence[Sequence[str]]) -> list[list[int]]:
+    """Row indexes grouped by shared tokens, transitively (rows 1 and 2 share a token, rows 2 and 3 another: one
+    group); groups in the order of their first row, rows in input order."""
+    parent = list(range(len(tokens)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[str, int] = {}
+    for index, row_tokens in enumerate(tokens):
+        for token in row_tokens:
+            other = owner.setdefault(token, index)
+            if other != index:
+                a, b = root(index), root(other)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+    groups: dict[int, list[int]] = {}
+    for index in range(len(tokens)):
+        groups.setdefault(root(index), []).append(index)
+    return list(groups.values())
+
+
 class EvidenceRepository:
     def __init__(self, store: GraphStore, batch_size: int = 5000, parallel_writers: int = 2) -> None:
         self.store = store
@@ -75,8 +100,17 @@ class EvidenceRepository:
             }
             for p in items
         ]
-        # identity inside one input: the DOI when present, else the URL
-        keys = [f"doi:{p.doi}" if p.doi else f"url:{p.url}" for p in items]
+        # Identity inside one input, as in the graph: rows sharing a DOI or a URL (transitively) are one page, written
+        # once from the first such row, its missing DOI, title, year and venue filled in from the others. (Written as
+        # separate rows of one statement, both would miss the page and the second would break the URL constraint.)
+        keys = [""] * len(items)
+        for group in linked_groups([[f"url:{p.url}"] + ([f"doi:{p.doi}"] if p.doi else []) for p in items]):
+            first = rows[group[0]]
+            for index in group:
+                keys[index] = f"page:{group[0]}"
+                for field in ("doi", "title", "year", "venue"):
+                    if first[field] is None:
+                        first[field] = rows[index][field]
         return self._write_unique("evidence/upsert_pages", rows, keys)
 
     def upsert_fragments(self, fragments: Sequence[FragmentIn | dict[str, Any]]) -> WriteResult:

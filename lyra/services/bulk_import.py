@@ -31,6 +31,7 @@ from lyra.core.errors import ConflictError, InvalidInputError
 from lyra.core.ids import new_id, task_label, text_hash
 from lyra.core.settings import Settings
 from lyra.graph.catalog import CypherCatalog
+from lyra.graph.evidence import linked_groups
 from lyra.graph.server import LocalNeo4j, instance_for_uri
 from lyra.graph.store import GraphStore, open_driver
 from lyra.services.graph_import import ImportReport, check_graph
@@ -101,22 +102,27 @@ def bulk_load_graph(data: dict[str, Any], settings: Settings) -> tuple[BulkImpor
     edges_doc = data.get("edges", [])
     citations_doc = data.get("citations", [])
 
-    # pages: one per DOI (else URL) inside the document (ADR-0005); domains created on first sight
-    page_id_by_identity: dict[str, str] = {}
+    # pages: rows sharing a DOI or a URL (transitively) are one page inside the document, as in the graph (ADR-0005):
+    # the first row's values, its missing DOI, title, year and venue filled in from the others; domains created on
+    # first sight
     page_id_by_key: dict[str, str] = {}
     page_rows: list[list[Any]] = []
     domain_category: dict[str, str] = {}
     page_domain: list[list[Any]] = []
-    for doc, page in zip(pages_doc, checked.pages, strict=True):
-        identity = f"doi:{page.doi}" if page.doi else f"url:{page.url}"
-        pid = page_id_by_identity.get(identity)
-        if pid is None:
-            pid = page_id_by_identity[identity] = new_id("pg")
-            domain = page.domain or ""
-            page_rows.append([pid, page.url, page.doi, page.title, domain, page.year, page.venue, page.page_type, now])
-            domain_category.setdefault(domain, page.domain_category)
-            page_domain.append([pid, domain])
-        page_id_by_key[doc["key"]] = pid
+    pages_in = checked.pages
+    for group in linked_groups([[f"url:{p.url}"] + ([f"doi:{p.doi}"] if p.doi else []) for p in pages_in]):
+        page = pages_in[group[0]]
+        pid = new_id("pg")
+        doi, title, year, venue = (
+            next((v for v in (getattr(pages_in[i], field) for i in group) if v is not None), None)
+            for field in ("doi", "title", "year", "venue")
+        )
+        domain = page.domain or ""
+        page_rows.append([pid, page.url, doi, title, domain, year, venue, page.page_type, now])
+        domain_category.setdefault(domain, page.domain_category)
+        page_domain.append([pid, domain])
+        for index in group:
+            page_id_by_key[pages_doc[index]["key"]] = pid
 
     # fragments: one per text_hash (global identity), linked to every page that holds it
     fragment_id_by_hash: dict[str, str] = {}

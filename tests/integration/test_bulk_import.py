@@ -31,13 +31,17 @@ pytestmark = pytest.mark.neo4j
 
 def document() -> dict[str, Any]:
     """The example graph plus in-document duplicates: a page with a known DOI under another URL, a fragment with a
-    known text on it, and a stance edge for a pair the document already has (same relation)."""
+    known text on it, a stance edge for a pair the document already has (same relation), and the URL of a page with
+    a DOI met again without the DOI (one page, linked through the mirror's DOI too), with a fragment of its own."""
     data: dict[str, Any] = json.loads((ROOT / "config/examples/example_graph.json").read_text(encoding="utf-8"))
     trial = next(p for p in data["pages"] if p["key"] == "p_trial_a")
     text = next(f for f in data["fragments"] if f["key"] == "f_a1")["text"]
     data["pages"].append({**trial, "key": "p_mirror", "url": "https://mirror.example.net/trial-a"})
     data["fragments"].append({"key": "f_again", "page": "p_mirror", "position": 0, "text": "  " + text})
     data["edges"].append({"fragment": "f_again", "claim": "hypothesis", "relation": "REFUTES", "nli_confidence": 0.91})
+    data["pages"].append({"key": "p_trial_url", "url": trial["url"]})
+    data["fragments"].append({"key": "f_url", "page": "p_trial_url", "position": 9, "text": "Seen again by URL only."})
+    data["edges"].append({"fragment": "f_url", "claim": "hypothesis", "relation": "SUPPORTS", "nli_confidence": 0.66})
     return data
 
 
@@ -122,7 +126,7 @@ def test_bulk_import_gives_the_same_graph_as_the_transactional_load(
     request.addfinalizer(graph.close)
 
     assert report.instance == SCRATCH
-    assert (report.pages, report.fragments, report.edges) == (7, 8, 12)  # the duplicates folded in
+    assert (report.pages, report.fragments, report.edges) == (7, 9, 13)  # the duplicates folded in
     assert set(claim_ids) == {"hypothesis", "calcium_combo", "high_dose"}
     assert graph.cleanup.counts() == expected_counts
     assert materials_by_text(graph, "example_vitamin_d") == expected

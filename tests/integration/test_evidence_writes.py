@@ -168,3 +168,76 @@ def test_parallel_batches_and_concurrent_writers_keep_one_edge_per_pair(graph: S
     assert counts(graph)["stance_edges"] == len(rows)
     again = graph.evidence.create_stance_edges(rows)
     assert again.created == 0 and again.ids == first.ids
+
+
+def test_inputs_of_several_batches_keep_one_node_per_identity(graph: Services) -> None:
+    """Inputs larger than a batch: a DOI or URL met in several rows (also in different batches) is one page, a text
+    met on several pages is one fragment linked to each of them, the ids returned follow the input, and writing it
+    all again creates nothing."""
+    size = graph.evidence.batch_size
+    pages_in = [
+        {
+            "url": f"https://host{i % 7}.example.org/p/{i}",
+            "doi": f"10.5555/par.{i % 40}" if i % 3 == 0 else None,
+            "title": f"page {i}",
+        }
+        for i in range(3 * size)
+    ]
+    # a row repeating an earlier URL, one repeating a DOI under another URL, and the URL of a page with a DOI met
+    # again without it (different keys in the input, one page: they must be written by the same transaction)
+    shared = "https://host1.example.org/shared"
+    pages_in = [{"url": shared, "doi": "10.5555/shared"}, *pages_in]
+    pages_in += [
+        {"url": pages_in[5]["url"]},
+        {"url": "https://host0.example.org/other", "doi": "10.5555/par.3"},
+        {"url": shared},
+    ]
+    pages = graph.evidence.upsert_pages(pages_in)
+    assert pages.ids[-1] == pages.ids[0]
+    by_doi: dict[str, set[str]] = {}
+    for row, page_id in zip(pages_in, pages.ids, strict=True):
+        if row.get("doi"):
+            by_doi.setdefault(row["doi"], set()).add(page_id)
+    assert all(len(ids) == 1 for ids in by_doi.values())
+    assert pages.ids[-3] == pages.ids[5]
+    expected_pages = len({row["doi"] or row["url"] for row in pages_in[: 3 * size + 1]})
+    assert pages.created == expected_pages == counts(graph)["pages"]
+
+    distinct = sorted(set(pages.ids))
+    fragments_in = [
+        {"page_id": distinct[i % len(distinct)], "text": f"parallel text {i % (2 * size)}"} for i in range(3 * size)
+    ]
+    fragments = graph.evidence.upsert_fragments(fragments_in)
+    by_text: dict[str, set[str]] = {}
+    for row, fragment_id in zip(fragments_in, fragments.ids, strict=True):
+        by_text.setdefault(row["text"], set()).add(fragment_id)
+    assert all(len(ids) == 1 for ids in by_text.values())
+    assert fragments.created == 2 * size == counts(graph)["fragments"]
+    links = graph.store.driver.execute_query(
+        "MATCH (f:Fragment)-[:EXTRACTED_FROM]->(p:Page) RETURN f.id AS f, p.id AS p", database_=graph.store.database
+    ).records
+    assert {(r["f"], r["p"]) for r in links} == {
+        (fid, row["page_id"]) for row, fid in zip(fragments_in, fragments.ids, strict=True)
+    }
+    assert len(links) == len({(fid, row["page_id"]) for row, fid in zip(fragments_in, fragments.ids, strict=True)})
+
+    assert graph.evidence.upsert_pages(pages_in).ids == pages.ids
+    again = graph.evidence.upsert_fragments(fragments_in)
+    assert again.ids == fragments.ids and again.created == 0
+
+
+@pytest.mark.parametrize("doi_first", [True, False])
+def test_one_input_with_a_url_with_and_without_its_doi_is_one_page(graph: Services, doi_first: bool) -> None:
+    with_doi = {"url": "https://journal.example.org/a/1", "doi": "10.5555/one.page", "title": "A title"}
+    without = {"url": "https://journal.example.org/a/1", "year": 2021}
+    by_doi_only = {"url": "https://mirror.example.org/a/1", "doi": "10.5555/one.page"}
+    rows = [with_doi, without, by_doi_only] if doi_first else [without, with_doi, by_doi_only]
+    result = graph.evidence.upsert_pages(rows)
+    assert len(set(result.ids)) == 1 and result.created == 1
+    page = graph.store.driver.execute_query(
+        "MATCH (p:Page) RETURN p.url AS url, p.doi AS doi, p.title AS title, p.year AS year",
+        database_=graph.store.database,
+    ).records
+    assert [r.data() for r in page] == [
+        {"url": "https://journal.example.org/a/1", "doi": "10.5555/one.page", "title": "A title", "year": 2021}
+    ]
