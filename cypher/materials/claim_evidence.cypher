@@ -6,7 +6,8 @@
 // edge id), each with its fragment's first page (crawled_at, id). Domain categories are reported, never weighed.
 // $evidence_limit = 0 lists no evidence.
 // Each claim's edges are read once; each distinct fragment's pages once for the whole batch (a fragment judged
-// against many claims is not expanded again per claim); page and edge properties are read for the listed items only.
+// against many claims is not expanded again per claim); beyond the sort keys, page and edge properties are read for the
+// listed items only.
 // Returns one row: `claims`, one list per claim (claim_id, text, claim_adoption_status, claim_rejection_reason,
 // oldest, newest, supporting_pages, evidence_available, evidence, security_rejections), in no particular order.
 // Params: $claim_ids, $evidence_limit, $include_neutral

@@ -7,8 +7,9 @@ CLI, the benchmarks) goes through :meth:`MaterialsService.scores` or :meth:`Mate
 lists, years and verification facts come from `cypher/materials/claim_evidence.cypher`, which does no confidence math.
 
 get_materials pages through a task's claims: ``limit`` claims per page in a stable order (created_at, then id) and
-an opaque ``next_cursor`` naming the last claim of the page. A large page is split into a few parts aggregated in
-parallel read transactions (Neo4j runs each on its own core).
+an opaque ``next_cursor`` naming the last claim of the page. A large page's evidence is read in parts of
+CLAIMS_PER_PART claims, ``parallel_queries`` read transactions at a time (Neo4j runs each on its own core), and each
+part is assembled and validated as soon as it arrives, while Neo4j reads the next.
 """
 
 from __future__ import annotations
