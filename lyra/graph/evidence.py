@@ -50,6 +50,24 @@ def linked_groups(tokens: Sequence[Sequence[str]]) -> list[list[int]]:
     return list(groups.values())
 
 
+PAGE_FILLED_FIELDS = ("doi", "title", "year", "venue")
+
+
+def page_groups(pages: Sequence[PageIn]) -> list[list[int]]:
+    """ADR-0005 inside one input: indexes of the rows that are one page (sharing a DOI or a URL, also through each
+    other), in the order of their first row."""
+    return linked_groups([[f"url:{p.url}"] + ([f"doi:{p.doi}"] if p.doi else []) for p in pages])
+
+
+def filled_page_fields(pages: Sequence[PageIn], group: list[int]) -> dict[str, Any]:
+    """The DOI, title, year and venue of a group's page: the first row's, each missing one taken from the first
+    other row that has it."""
+    return {
+        field: next((v for v in (getattr(pages[i], field) for i in group) if v is not None), None)
+        for field in PAGE_FILLED_FIELDS
+    }
+
+
 class EvidenceRepository:
     def __init__(self, store: GraphStore, batch_size: int = 5000, parallel_writers: int = 2) -> None:
         self.store = store
@@ -104,13 +122,10 @@ class EvidenceRepository:
         # once from the first such row, its missing DOI, title, year and venue filled in from the others. (Written as
         # separate rows of one statement, both would miss the page and the second would break the URL constraint.)
         keys = [""] * len(items)
-        for group in linked_groups([[f"url:{p.url}"] + ([f"doi:{p.doi}"] if p.doi else []) for p in items]):
-            first = rows[group[0]]
+        for group in page_groups(items):
+            rows[group[0]].update(filled_page_fields(items, group))
             for index in group:
                 keys[index] = f"page:{group[0]}"
-                for field in ("doi", "title", "year", "venue"):
-                    if first[field] is None:
-                        first[field] = rows[index][field]
         return self._write_unique("evidence/upsert_pages", rows, keys)
 
     def upsert_fragments(self, fragments: Sequence[FragmentIn | dict[str, Any]]) -> WriteResult:

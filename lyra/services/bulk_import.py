@@ -31,7 +31,7 @@ from lyra.core.errors import ConflictError, InvalidInputError
 from lyra.core.ids import new_id, task_label, text_hash
 from lyra.core.settings import Settings
 from lyra.graph.catalog import CypherCatalog
-from lyra.graph.evidence import linked_groups
+from lyra.graph.evidence import filled_page_fields, page_groups
 from lyra.graph.server import LocalNeo4j, instance_for_uri
 from lyra.graph.store import GraphStore, open_driver
 from lyra.services.graph_import import ImportReport, check_graph
@@ -110,15 +110,24 @@ def bulk_load_graph(data: dict[str, Any], settings: Settings) -> tuple[BulkImpor
     domain_category: dict[str, str] = {}
     page_domain: list[list[Any]] = []
     pages_in = checked.pages
-    for group in linked_groups([[f"url:{p.url}"] + ([f"doi:{p.doi}"] if p.doi else []) for p in pages_in]):
+    for group in page_groups(pages_in):
         page = pages_in[group[0]]
         pid = new_id("pg")
-        doi, title, year, venue = (
-            next((v for v in (getattr(pages_in[i], field) for i in group) if v is not None), None)
-            for field in ("doi", "title", "year", "venue")
-        )
+        filled = filled_page_fields(pages_in, group)
         domain = page.domain or ""
-        page_rows.append([pid, page.url, doi, title, domain, year, venue, page.page_type, now])
+        page_rows.append(
+            [
+                pid,
+                page.url,
+                filled["doi"],
+                filled["title"],
+                domain,
+                filled["year"],
+                filled["venue"],
+                page.page_type,
+                now,
+            ]
+        )
         domain_category.setdefault(domain, page.domain_category)
         page_domain.append([pid, domain])
         for index in group:
