@@ -182,20 +182,31 @@ class GraphStore:
         args = dict(params or {})
         if query.auto_commit or query.mode == "schema":
             return self._timed(query, lambda: self._auto_commit(query, args))
-        if query.mode == "read":
-            return self._timed(query, lambda: self._managed(query, args, read=True))
-        return self._timed(query, lambda: self._managed(query, args, read=False))
+        return self._timed(query, lambda: self._managed(query, lambda: args, read=query.mode == "read"))
+
+    def run_fresh(self, name: str, make_params: Callable[[], Mapping[str, Any]]) -> list[Row]:
+        """Run a named read or write statement whose parameters are built anew by ``make_params`` at each attempt.
+
+        The driver retries a transaction after a transient error or a lost connection, up to seconds later (its
+        back-off), and the attempt that failed may have committed without its answer arriving. A parameter that
+        holds the moment of the call (a clock reading) would be stale by then: a rate slot confirmed at the retry
+        with the first attempt's time records a send that really leaves later, and the next request goes out too
+        close to it. ``make_params`` is called inside each attempt, so such values are read when the attempt runs."""
+        query = self.catalog[name]
+        if query.auto_commit or query.mode == "schema":
+            raise GraphQueryError(f"cypher/{name}.cypher is not run in a managed transaction")
+        return self._timed(query, lambda: self._managed(query, lambda: dict(make_params()), read=query.mode == "read"))
 
     def _auto_commit(self, query: CypherQuery, args: dict[str, Any]) -> list[Row]:
         with self.driver.session(database=self.database) as session:
             result = session.run(self._query(query), args)
             return [dict(record.items()) for record in result]  # type: ignore[no-untyped-call]
 
-    def _managed(self, query: CypherQuery, args: dict[str, Any], *, read: bool) -> list[Row]:
+    def _managed(self, query: CypherQuery, args: Callable[[], dict[str, Any]], *, read: bool) -> list[Row]:
         def work(tx: ManagedTransaction) -> list[Row]:
             # Named statements return property values and maps, never nodes or relationships, so the records
             # need no deep conversion (record.data() doubled the time of large results).
-            return [dict(record.items()) for record in tx.run(query.text, args)]  # type: ignore[no-untyped-call]
+            return [dict(record.items()) for record in tx.run(query.text, args())]  # type: ignore[no-untyped-call]
 
         with self.driver.session(database=self.database) as session:
             if read:

@@ -14,7 +14,12 @@ on several machines sharing one database. What they all share is Neo4j, so that 
   asks again). The confirmation is what keeps the spacing between the moments requests really leave when a caller
   wakes up late (measured: a sender 0.11 s late made the next gap 0.14 s at qps 4 without it). Times are epoch
   seconds of the callers' clocks: hosts sharing a database need synchronised clocks (NTP); a skew of *s* seconds
-  can bring two requests of different hosts up to *s* seconds closer.
+  can bring two requests of different hosts up to *s* seconds closer. The clock is read inside each attempt of
+  the transaction (``GraphStore.run_fresh``): two confirmations of one domain can deadlock in Neo4j (both hold
+  the node's shared lock and want its exclusive one; DeadlockDetected, rolled back), and the driver retries the
+  loser after a back-off of about a second. Retried with the time of its first attempt, a confirmation recorded a
+  send about a second in the past while the request left now, so the next caller was cleared right behind it (a
+  CI run logged such a retry and a gap of 0.12 s at qps 4).
 
 Why Neo4j rather than a file lock under the state folder: a file lock covers the processes of one machine only, and
 costs about as much as the fetch it guards is cheap; one reservation is one small write transaction (its cost is
@@ -77,13 +82,17 @@ class GraphRateLimiter:
         sleeps until its slot and sends on time; only the first request after a pause waits the lead."""
         interval = max(min_interval, 0.0)
         start = self._clock()
-        params = {"domain": key, "now": start + self.lead, "interval": interval}
-        slot = float(self.store.run("politeness/reserve_slot", params)[0]["slot"])
+
+        def at(lead: float) -> Callable[[], dict[str, object]]:
+            # read the clock when the transaction runs, not when it was asked for: see GraphStore.run_fresh
+            return lambda: {"domain": key, "now": self._clock() + lead, "interval": interval}
+
+        slot = float(self.store.run_fresh("politeness/reserve_slot", at(self.lead))[0]["slot"])
         delay = slot - self._clock()
         if delay > 0:
             self._sleep(delay)
         for _ in range(MAX_CONFIRMS):  # normally the first answer is yes; a late neighbour makes us wait for it
-            row = self.store.run("politeness/confirm_send", {"domain": key, "now": self._clock(), "interval": interval})
+            row = self.store.run_fresh("politeness/confirm_send", at(0.0))
             if row[0]["sent"]:
                 break
             self._sleep(max(float(row[0]["last_sent"]) + interval - self._clock(), 0.001))

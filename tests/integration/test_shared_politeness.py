@@ -12,14 +12,17 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
+from neo4j.exceptions import SessionExpired
 
 from lyra.bootstrap import Services
 from lyra.core.settings import Settings, load_settings
+from lyra.graph.store import GraphStore
 from lyra.services.politeness import GraphPageCounter, GraphRateLimiter
 from lyra.sources.web import WebFetcher
 from lyra.sources.web.politeness import RateLimiter, utc_today
@@ -80,6 +83,7 @@ def site() -> Iterator[Site]:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
+            process.wait(timeout=10)
         reader.join(timeout=5)
         out.close()
 
@@ -159,6 +163,7 @@ def with_other_process(
     finally:
         if process.poll() is None:
             process.kill()
+            process.wait(timeout=10)
         process.stdin.close()
         process.stdout.close()
     return here, there
@@ -235,3 +240,65 @@ def test_a_shared_reservation_costs_a_few_milliseconds(graph: Services) -> None:
     print(f"\nper call: Neo4j rate slot {slot_ms:.2f} ms, Neo4j daily count {take_ms:.2f} ms")
     print(f"per call: in-process rate slot {local_ms:.4f} ms")
     assert slot_ms < 50 and take_ms < 50  # far below the 250 ms interval of qps 4
+
+
+@dataclass
+class Clock:
+    """A clock the test moves; sleeping moves it too."""
+
+    now: float = 1000.0
+
+    def read(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@dataclass
+class FirstAttemptFails:
+    """The real store, except that the first attempt of the first rate confirmation fails with a retryable error,
+    after which the driver runs the transaction again after its back-off (its real retry loop, against the real
+    server). ``committed``: the attempt wrote and committed, and its answer was lost with the connection; otherwise
+    it was rolled back, as a deadlock between two confirmations is (Neo4j's DeadlockDetected, seen in these tests)."""
+
+    store: GraphStore
+    clock: Clock
+    back_off: float
+    committed: bool
+    attempts: list[float] = field(default_factory=list)
+
+    def run(self, name: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        return self.store.run(name, params)
+
+    def run_fresh(self, name: str, make_params: Callable[[], Mapping[str, Any]]) -> list[dict[str, Any]]:
+        if name != "politeness/confirm_send" or self.attempts:
+            return self.store.run_fresh(name, make_params)
+
+        def attempt() -> Mapping[str, Any]:
+            params = make_params()
+            self.attempts.append(float(params["now"]))
+            if len(self.attempts) == 1:
+                if self.committed:
+                    self.store.run(name, params)
+                self.clock.now += self.back_off  # the driver backs off and retries
+                raise SessionExpired("the first attempt failed")
+            return params
+
+        return self.store.run_fresh(name, attempt)
+
+
+@pytest.mark.parametrize("committed", [False, True], ids=["rolled-back", "committed-answer-lost"])
+def test_a_confirmation_retried_by_the_driver_records_when_the_request_really_leaves(
+    graph: Services, committed: bool
+) -> None:
+    clock = Clock()
+    store = FirstAttemptFails(graph.store, clock, back_off=0.87, committed=committed)  # a back-off CI logged
+    limiter = GraphRateLimiter(cast(GraphStore, store), clock=clock.read, sleep=clock.sleep, lead=0.05)
+    limiter.wait("retry.test", 0.25)
+    # the second attempt read the clock again: the request leaves at 1000.92, and that is what the graph holds, so
+    # the next caller waits until 1001.17; had it kept the first attempt's time (1000.05), the next caller would be
+    # cleared at once, right behind this request
+    assert store.attempts == pytest.approx([1000.05, 1000.92])
+    row = graph.store.run("politeness/confirm_send", {"domain": "retry.test", "now": 1001.0, "interval": 0.25})[0]
+    assert row == {"sent": False, "last_sent": pytest.approx(1000.92)}
