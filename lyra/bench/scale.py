@@ -35,6 +35,7 @@ from pydantic import BaseModel
 from lyra.bench.api import _free_port, _serve, latency
 from lyra.bench.scale_data import DOMAIN_SUFFIX, ScaleData, generate
 from lyra.bench.scale_sqlite import SqliteReference
+from lyra.bench.write_floor import FloorStep, measure_write_floor
 from lyra.bootstrap import Services
 from lyra.models.api import MATERIALS_PAGE_MAX, GetMaterialsRequest, Materials, MaterialsOptions
 
@@ -115,6 +116,7 @@ class ScaleBenchResult(BaseModel):
     load_average_end: tuple[float, float, float]
     serve: ServeMemory | None = None
     bulk: BulkMeasure | None = None
+    floor: list[FloorStep] | None = None
 
 
 def _median(values: list[float]) -> float:
@@ -127,9 +129,9 @@ def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, result
 
 
-def load_into_lyra(services: Services, data: ScaleData, task_id: str) -> tuple[dict[str, float], list[str]]:
-    """The real write path, step by step (what ingest and `lyra graph import` call); seconds per step and the
-    claim ids in generator order."""
+def load_into_lyra(services: Services, data: ScaleData, task_id: str) -> tuple[dict[str, float], list[str], list[str]]:
+    """The real write path, step by step (what ingest and `lyra graph import` call); seconds per step, the page ids
+    and the claim ids in generator order."""
     seconds: dict[str, float] = {}
     services.tasks.create_task(task_id, f"scale benchmark {data.run}", hypothesis_as_claim=False)
 
@@ -177,7 +179,7 @@ def load_into_lyra(services: Services, data: ScaleData, task_id: str) -> tuple[d
         services.evidence.merge_citations(rows)
 
     seconds["citations"], _ = _timed(citations)
-    return seconds, claim_ids
+    return seconds, page_ids, claim_ids
 
 
 def clean_lyra(services: Services, data: ScaleData, task_id: str) -> None:
@@ -402,6 +404,7 @@ def run_scale_bench(
     work_dir: Path | None = None,
     serve: bool = False,
     bulk: bool = False,
+    floor: bool = False,
 ) -> ScaleBenchResult:
     load_start = os.getloadavg()
     run = f"s{claims}_{edges}_{cites}"
@@ -422,6 +425,7 @@ def run_scale_bench(
     clean_lyra(services, data, task_id)  # a previous run that was interrupted
     worst_lyra = worst_sqlite = 0.0
     claim_ids: list[str] = []
+    page_ids: list[str] = []
     try:
         for round_ in range(rounds):
             # The machine is shared: the two loads alternate which goes first, and every read is timed in
@@ -436,22 +440,22 @@ def run_scale_bench(
                         sql_steps[name].append(value)
                     add("sqlite_ingest", sum(sql_seconds.values()))
 
-                def load_lyra(round_: int = round_) -> list[str]:
+                def load_lyra(round_: int = round_) -> tuple[list[str], list[str]]:
                     print(f"round {round_ + 1}/{rounds}: Lyra load ...", file=sys.stderr)
                     if round_:
                         clean_lyra(services, data, task_id)
-                    lyra_seconds, ids = load_into_lyra(services, data, task_id)
+                    lyra_seconds, pages, claims_ = load_into_lyra(services, data, task_id)
                     for name, value in lyra_seconds.items():
                         steps[name].append(value)
                     add("lyra_ingest", sum(lyra_seconds.values()))
-                    return ids
+                    return pages, claims_
 
                 if round_ % 2:
-                    claim_ids = load_lyra()
+                    page_ids, claim_ids = load_lyra()
                     load_sqlite()
                 else:
                     load_sqlite()
-                    claim_ids = load_lyra()
+                    page_ids, claim_ids = load_lyra()
                 print(f"round {round_ + 1}/{rounds}: reads, SQLite and Lyra in turn ...", file=sys.stderr)
                 reference.scores()  # warm
                 services.materials.scores(task_id)
@@ -483,6 +487,10 @@ def run_scale_bench(
         if serve:
             print("lyra serve: paging through every claim over REST, sampling RSS ...", file=sys.stderr)
             served = serve_memory(services, task_id, claims)
+        floored = None
+        if floor:  # after every read: the floor's edges change the claims' numbers (the clean-up removes them)
+            sqlite_medians = {k: _median(v) for k, v in sql_steps.items()}
+            floored = measure_write_floor(services, data, page_ids, claim_ids, sqlite_medians)
         bulked = None
         if bulk:
             clean_lyra(services, data, task_id)
@@ -542,4 +550,5 @@ def run_scale_bench(
         load_average_end=os.getloadavg(),
         serve=served,
         bulk=bulked,
+        floor=floored,
     )

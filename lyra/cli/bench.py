@@ -11,12 +11,14 @@ import typer
 from rich.table import Table
 
 from lyra.cli.common import handle_errors, open_services, out, settings_from_env
+from lyra.core.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from lyra.bench.citations import CitationBenchResult, CitationRun
     from lyra.bench.fetch import FetchBenchResult, FetchMode
     from lyra.bench.scale import ScaleBenchResult
     from lyra.bench.timing import IngestRate
+    from lyra.bench.write_floor import FloorStep
 
 bench_app = typer.Typer(help="Benchmarks that print numbers.", no_args_is_help=True)
 
@@ -365,18 +367,25 @@ def bench_scale(
     bulk: bool = typer.Option(
         False, help="also time `lyra graph load --bulk` of the same graph (only into an empty managed instance)"
     ),
+    floor: bool = typer.Option(
+        False,
+        help="also time the fragment and stance-edge writes with no identity checks and with no write at all, "
+        "beside Lyra's (how far below Lyra a transactional write can go; cannot be combined with --keep)",
+    ),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Issue 14's scale table: ingest, score-all and materials in Lyra and in a SQLite reconstruction of the
     original's SQL path, side by side on the same generated graph, checked against its ground truth."""
     from lyra.bench.scale import run_scale_bench
 
+    if floor and keep:
+        raise InvalidInputError("--floor", "cannot be combined with --keep: the floor's writes change the kept task")
     # loads and clean-ups of half a million edges run past the default 60 s statement timeout on a busy machine
     settings = settings_from_env()
     settings = settings.model_copy(update={"query_timeout": max(settings.query_timeout, 3600.0)})
     with open_services(settings) as services:
         result = run_scale_bench(
-            services, claims, edges, cites, rounds=rounds, seed=seed, keep=keep, serve=serve, bulk=bulk
+            services, claims, edges, cites, rounds=rounds, seed=seed, keep=keep, serve=serve, bulk=bulk, floor=floor
         )
     if as_json:
         print(result.model_dump_json(indent=2))
@@ -454,4 +463,32 @@ def scale_tables(result: ScaleBenchResult) -> list[Table]:
                 "  files / neo4j-admin import / restart / schema",
                 f"{b.seconds_files:.1f} / {b.seconds_import:.1f} / {b.seconds_restart:.1f} / {b.seconds_schema:.1f} s",
             )
-    return [main, steps, facts]
+    tables = [main, steps, facts]
+    if result.floor:
+        floor = Table(
+            "step",
+            "rows",
+            "transfer only",
+            "blind create",
+            "Lyra",
+            "SQLite",
+            "blind / SQLite",
+            title="write floor (median seconds; microseconds per row): see lyra/bench/write_floor.py",
+        )
+        for f in result.floor:
+
+            def cell(seconds: float, f: FloorStep = f) -> str:
+                return f"{seconds:.2f} s ({f.per_row_us(seconds):.0f} us)"
+
+            sql = f.sqlite_seconds
+            floor.add_row(
+                f.step,
+                f"{f.rows:,}",
+                cell(f.transfer_seconds),
+                cell(f.blind_seconds),
+                cell(f.lyra_seconds),
+                cell(sql) if sql else "-",
+                f"{f.blind_seconds / sql:.2f}x" if sql else "-",
+            )
+        tables.append(floor)
+    return tables
