@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from neo4j import ManagedTransaction
@@ -35,12 +36,12 @@ def _read_commands() -> None:
     _go.set()  # stdin closed: never wait for nothing
 
 
-def _managed(self: GraphStore, query: CypherQuery, args: dict[str, Any], *, read: bool) -> list[Row]:
+def _managed(self: GraphStore, query: CypherQuery, args: Callable[[], dict[str, Any]], *, read: bool) -> list[Row]:
     if read or query.name != PAUSE_AT or _paused.is_set():
         return _original_managed(self, query, args, read=read)
 
     def work(tx: ManagedTransaction) -> list[Row]:
-        rows = [dict(record.items()) for record in tx.run(query.text, args)]  # type: ignore[no-untyped-call]
+        rows = [dict(record.items()) for record in tx.run(query.text, args())]  # type: ignore[no-untyped-call]
         if not _paused.is_set():
             _paused.set()
             print(f"paused {query.name} rows={len(rows)}", flush=True)
