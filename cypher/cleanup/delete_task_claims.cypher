@@ -1,6 +1,7 @@
 // mode: write
 // transactions: auto
-// Soft clean-up, step 1: the task's claims with their stance edges, in batches.
+// Soft clean-up, step 2 (after delete_task_claim_links): the task's claims, in batches (DETACH: a link made since
+// step 1 goes with its claim).
 // Params: $task_id, $batch_size
 MATCH (c:Claim {task_id: $task_id})
 CALL (c) {

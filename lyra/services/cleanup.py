@@ -74,6 +74,7 @@ class CleanupService:
         before = self.counts()
         reach = self.store.run("cleanup/task_reach", {"task_id": task_id})[0]
         batch = {"batch_size": self.batch_size}
+        self.store.run("cleanup/delete_task_claim_links", {"task_id": task_id, **batch})
         self.store.run("cleanup/delete_task_claims", {"task_id": task_id, **batch})
         self.store.run("cleanup/delete_task_jobs", {"task_id": task_id, **batch})
         self.store.run("cleanup/delete_task_interventions", {"task_id": task_id, **batch})
