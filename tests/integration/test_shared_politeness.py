@@ -259,8 +259,9 @@ class Clock:
 class FirstAttemptFails:
     """The real store, except that the first attempt of the first rate confirmation fails with a retryable error,
     after which the driver runs the transaction again after its back-off (its real retry loop, against the real
-    server). ``committed``: the attempt wrote and committed, and its answer was lost with the connection; otherwise
-    it was rolled back, as a deadlock between two confirmations is (Neo4j's DeadlockDetected, seen in these tests)."""
+    server). ``committed``: the attempt's write reached the graph and its answer was lost with the connection (the
+    write is made by a transaction of its own, with the attempt's parameters, just before the error); otherwise it
+    was rolled back, as a deadlock between two confirmations is (Neo4j's DeadlockDetected, seen in these tests)."""
 
     store: GraphStore
     clock: Clock
