@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,15 @@ from rich.progress import Progress
 from rich.table import Table
 
 from lyra.cli.common import err, handle_errors, out, settings_from_env
-from lyra.services.evaluation import LABELS, Split, evaluate_judge, fit_stance_combiner, judge_settings
+from lyra.services.evaluation import (
+    LABELS,
+    RATERS,
+    Split,
+    evaluate_judge,
+    evaluate_usefulness,
+    fit_stance_combiner,
+    judge_settings,
+)
 
 eval_app = typer.Typer(help="Measure the models on labelled data.", no_args_is_help=True)
 
@@ -105,3 +114,52 @@ def eval_nli(
             + ", ".join(f"{k} x{v}" for k, v in list(result.errors_by_kind.items())[:8]),
             highlight=False,
         )
+
+
+@eval_app.command("usefulness")
+@handle_errors
+def eval_usefulness(
+    dataset: Path = typer.Option(Path("tests/data/usefulness_pairs.jsonl"), "--set", help="labelled JSONL"),
+    raters: str = typer.Option("embedding,ranker", help=f"comma-separated, of: {', '.join(RATERS)}"),
+    split: str = typer.Option("test", help="test (claim fold 0) | dev (the other folds) | all"),
+    sample: int | None = typer.Option(
+        None, min=4, help="a balanced sample: N/2 relevant, N/4 on-topic, N/4 off-topic pairs (for the LLM raters)"
+    ),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """How well each Stage-2 rater of citation expansion separates relevant papers from off-topic and on-topic
+    ones: ROC AUC on the same labelled (claim, paper) pairs, and seconds per pair."""
+    names = [r.strip() for r in raters.split(",") if r.strip()]
+    unknown = [r for r in names if r not in RATERS]
+    if unknown or not names:
+        raise typer.BadParameter(f"choose from {', '.join(RATERS)}", param_hint="--raters")
+    per_label = None
+    if sample is not None:
+        per_label = {"relevant": sample - 2 * (sample // 4), "on_topic": sample // 4, "off_topic": sample // 4}
+    settings = settings_from_env()
+    with Progress(console=err, transient=True) as bar:
+        task = bar.add_task("rating", total=None)
+        results = evaluate_usefulness(
+            settings, dataset, names, split, per_label, progress=lambda n: bar.advance(task, n)
+        )
+    if as_json:
+        print(json.dumps([r.model_dump() for r in results], indent=2))
+        return
+
+    def auc(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    pairs = results[0].pairs if results else 0
+    labels = results[0].by_label if results else {}
+    table = Table(
+        "rater", "AUC rel vs off-topic", "AUC rel vs on-topic", "AUC rel vs rest", "mean rel / on / off",
+        "distinct", "s/pair",
+        title=f"Stage 2 raters on {dataset} ({split}, {pairs} pairs: {labels})",
+    )  # fmt: skip
+    for r in results:
+        means = " / ".join(f"{r.mean_score.get(k, float('nan')):.2f}" for k in ("relevant", "on_topic", "off_topic"))
+        table.add_row(
+            r.rater, auc(r.auc_relevant_vs_off_topic), auc(r.auc_relevant_vs_on_topic), auc(r.auc_relevant_vs_rest),
+            means, str(r.distinct_scores), f"{r.seconds_per_pair:.3f}",
+        )  # fmt: skip
+    out.print(table)

@@ -1,4 +1,5 @@
-"""Measuring and fitting the stance judge on labelled pairs (`lyra eval ...`).
+"""Measuring and fitting the stance judge, and measuring Stage 2 of citation expansion, on labelled pairs
+(`lyra eval ...`).
 
 Models load here, not through a graph connection: evaluation needs no Neo4j.
 """
@@ -19,13 +20,25 @@ from lyra.ml.nli import LLMStanceJudge
 from lyra.ml.protocols import LABELS
 from lyra.ml.stance_features import StanceCombiner
 from lyra.ml.stance_training import first_per_label, role_of
+from lyra.ml.usefulness import (
+    RATERS,
+    MemoEmbedder,
+    RaterEvaluation,
+    build_rater,
+    evaluate_rater,
+    load_usefulness_pairs,
+    select_pairs,
+)
 
 __all__ = [
     "JUDGE_VARIANTS",
     "LABELS",
     "NLIEvaluation",
+    "RATERS",
+    "RaterEvaluation",
     "Split",
     "evaluate_judge",
+    "evaluate_usefulness",
     "fit_stance_combiner",
     "judge_settings",
 ]
@@ -42,6 +55,42 @@ def _split(pairs: list[LabelledPair], split: Split) -> list[LabelledPair]:
     if split in ("fit", "heldout"):
         return [p for p in pairs if (claim_fold(p.hypothesis) == HELD_OUT_FOLD) == (split == "heldout")]
     return [p for i, p in enumerate(pairs) if (i % 2 == 0) == (split == "dev")]
+
+
+def evaluate_usefulness(
+    settings: Settings,
+    dataset: Path,
+    raters: list[str],
+    split: str = "test",
+    per_label: dict[str, int] | None = None,
+    progress: Tick | None = None,
+) -> list[RaterEvaluation]:
+    """AUCs of each Stage-2 rater in ``raters`` on the same pairs of ``dataset`` (``split``: test, dev or all;
+    ``per_label``: the first N pairs of each label, for the slow LLM raters). The ranker uses the configured
+    ``LYRA_RANK_*`` weights; LLM raters read the base prompts (no learned rules)."""
+    from lyra.ml.ranking import CandidateRanker
+
+    if split not in ("test", "dev", "all"):
+        raise ConfigError(f"unknown split {split!r}; choose test, dev or all")
+    pairs = select_pairs(load_usefulness_pairs(dataset), split, per_label)
+    models = Models(settings)
+    ranker = CandidateRanker(settings.rank_bm25_top_n, settings.rank_weight_bm25, settings.rank_weight_embedding)
+    results = []
+    for name in raters:
+        rater = build_rater(
+            name,
+            MemoEmbedder(models.embedder),  # a fresh one per rater: each embeds each distinct text once
+            lambda: models.llm,
+            settings.prompts_dir,
+            ranker=ranker,
+            abstract_chars=settings.citation_abstract_chars,
+        )
+        if rater is None:  # pragma: no cover - Models always builds an LLM
+            raise ConfigError(f"rater {name} needs an LLM and none is configured")
+        if pairs:
+            rater.rate([pairs[0].paper()], [pairs[0].claim])  # load the model outside the timed run
+        results.append(evaluate_rater(rater, pairs, progress=progress))
+    return results
 
 
 def evaluate_judge(
