@@ -110,16 +110,29 @@ def training_pairs(shared: Path, rng: random.Random) -> list[dict[str, Any]]:
             ]
             picked = _one_per_claim(decisive, rng, wanted["relevant"])
             for r in picked:
-                out.append(_pair(r["pair_id"], split, r["claim"], r["evidence_title"], r["evidence_text"], "relevant",
-                                 r["file"]))
+                out.append(
+                    _pair(
+                        r["pair_id"], split, r["claim"], r["evidence_title"], r["evidence_text"], "relevant", r["file"]
+                    )
+                )
             for r in _one_per_claim(neutral, rng, wanted["on_topic"]):
-                out.append(_pair(r["pair_id"], split, r["claim"], r["evidence_title"], r["evidence_text"], "on_topic",
-                                 r["file"]))
+                out.append(
+                    _pair(
+                        r["pair_id"], split, r["claim"], r["evidence_title"], r["evidence_text"], "on_topic", r["file"]
+                    )
+                )
             for r in picked[: wanted["off_topic"]]:
                 other = by_title[rng.choice([t for t in all_titles if t not in titles_of[r["claim"]]])]
                 out.append(
-                    _pair(f"{r['pair_id']}~{other['pair_id']}", split, r["claim"], other["evidence_title"],
-                          other["evidence_text"], "off_topic", f"{r['file']} (abstract of {other['pair_id']})")
+                    _pair(
+                        f"{r['pair_id']}~{other['pair_id']}",
+                        split,
+                        r["claim"],
+                        other["evidence_title"],
+                        other["evidence_text"],
+                        "off_topic",
+                        f"{r['file']} (abstract of {other['pair_id']})",
+                    )
                 )
     return out
 
@@ -142,13 +155,27 @@ def fixture_pairs() -> list[dict[str, Any]]:
     others = {p["id"]: p for p in caffeine["papers"]}
     claim = SCHOLARLY_DEMO_HYPOTHESIS
     out = [
-        _pair(f"fixture-demo-{pid}", "test", claim, papers[pid]["title"], papers[pid]["abstract"], label,
-              "config/examples/scholarly/corpus.json")
+        _pair(
+            f"fixture-demo-{pid}",
+            "test",
+            claim,
+            papers[pid]["title"],
+            papers[pid]["abstract"],
+            label,
+            "config/examples/scholarly/corpus.json",
+        )
         for pid, label in FIXTURE_LABELS.items()
     ]
     out += [
-        _pair(f"fixture-caffeine-{pid}", "test", claim, others[pid]["title"], others[pid]["abstract"], "off_topic",
-              "tests/data/scholarly/corpus.json")
+        _pair(
+            f"fixture-caffeine-{pid}",
+            "test",
+            claim,
+            others[pid]["title"],
+            others[pid]["abstract"],
+            "off_topic",
+            "tests/data/scholarly/corpus.json",
+        )
         for pid in CAFFEINE_OFF_TOPIC
     ]
     return out

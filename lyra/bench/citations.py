@@ -83,6 +83,7 @@ class CitationBenchResult(BaseModel):
     stage1_top_k: int
     stage2_top_k: int
     llm: bool
+    stage2_rater: str = "llm-scale"  # the rater before issue 25 (results recorded before the field existed)
     corpus_candidates: int  # neighbours of the source papers in the corpus
     corpus_candidates_with_abstract: int  # in at least one API's view
     embedder_load_seconds: float
@@ -210,7 +211,10 @@ def run_citation_bench(
     llm: bool = True,
     pages: int = 1000,
     runs: int = 2,
+    rater: str | None = None,
 ) -> CitationBenchResult:
+    """``rater``: Stage 2's rater (default: ``LYRA_CITATION_STAGE2_RATER``); ``llm`` false gives an LLM rater no
+    LLM (Stage 2 then ranks by the Stage-1 scores)."""
     corpus = synthetic_corpus(sources=sources, candidates_per_source=candidates, seed=seed)
     corpus_candidates, with_abstract = corpus_counts(corpus)
     source_dois = [p.doi for p in corpus.papers if p.id.removeprefix("src-").isdigit() and p.doi]
@@ -231,6 +235,7 @@ def run_citation_bench(
                 "citation_top_n_papers": len(source_dois),
                 "citation_candidates_per_paper": max(candidates, bench_settings.citation_candidates_per_paper),
                 "citation_stage1_top_k": stage1_top_k,
+                "citation_stage2_rater": rater or bench_settings.citation_stage2_rater,
                 "s2_requests_per_second": API_REQUESTS_PER_SECOND,
                 "openalex_requests_per_second": API_REQUESTS_PER_SECOND,
             }
@@ -246,7 +251,8 @@ def run_citation_bench(
             services.models.embedder.embed(["warm-up"])  # model load, outside the timed stages
             embedder_load = time.perf_counter() - start
             llm_load = 0.0
-            if llm or bench_settings.nli_backend == "llm" or bench_settings.stance_use_llm:  # Stage 2, the judge
+            llm_rater = llm and api_settings.citation_stage2_rater.startswith("llm")
+            if llm_rater or bench_settings.nli_backend == "llm" or bench_settings.stance_use_llm:  # Stage 2, the judge
                 start = time.perf_counter()
                 services.models.llm.generate_json(
                     [{"role": "user", "content": "Answer with a usefulness of 5."}],
@@ -278,6 +284,7 @@ def run_citation_bench(
         stage1_top_k=stage1_top_k,
         stage2_top_k=api_settings.citation_stage2_top_k,
         llm=llm,
+        stage2_rater=api_settings.citation_stage2_rater,
         corpus_candidates=corpus_candidates,
         corpus_candidates_with_abstract=with_abstract,
         embedder_load_seconds=embedder_load,

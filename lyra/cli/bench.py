@@ -209,8 +209,11 @@ def bench_citations(
     sources: int = typer.Option(10, min=1, max=100, help="source papers in the synthetic corpus"),
     candidates: int = typer.Option(100, min=2, max=1000, help="neighbours per source paper (half cited, half citing)"),
     seed: int = typer.Option(0, help="seed of the synthetic corpus"),
-    stage1_top_k: int = typer.Option(30, min=1, help="Stage-1 cut per source = LLM calls per source"),
-    llm: bool = typer.Option(True, "--llm/--no-llm", help="rate Stage-1 survivors with the local LLM (Stage 2)"),
+    stage1_top_k: int = typer.Option(30, min=1, help="Stage-1 cut per source (= LLM calls per source, LLM raters)"),
+    rater: str | None = typer.Option(
+        None, help="Stage 2's rater: ranker | embedding | llm-yes-no | llm-scale (default: LYRA_CITATION_STAGE2_RATER)"
+    ),
+    llm: bool = typer.Option(True, "--llm/--no-llm", help="give an LLM rater the local LLM (off: Stage-1 order)"),
     pages: int = typer.Option(1000, min=0, help="synthetic abstract pages for the ingest rate (0: skip)"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
@@ -219,7 +222,7 @@ def bench_citations(
     from lyra.bench.citations import run_citation_bench
 
     result = run_citation_bench(
-        settings_from_env(), sources, candidates, seed, stage1_top_k=stage1_top_k, llm=llm, pages=pages
+        settings_from_env(), sources, candidates, seed, stage1_top_k=stage1_top_k, llm=llm, pages=pages, rater=rater
     )
     if as_json:
         print(result.model_dump_json(indent=2))
@@ -234,7 +237,7 @@ def citation_tables(result: CitationBenchResult) -> list[Table]:
     title = (
         f"citation expansion: {result.sources} source papers x {result.candidates_per_source} candidates "
         f"(seed {result.seed}; Stage-1 top {result.stage1_top_k}, Stage-2 top {result.stage2_top_k}; "
-        f"LLM {'on' if result.llm else 'off'})"
+        f"rater {result.stage2_rater}, LLM {'on' if result.llm else 'off'})"
     )
     stages = Table("measure", *(f"run {i + 1}" for i in range(len(runs))), title=title)
 
@@ -248,7 +251,7 @@ def citation_tables(result: CitationBenchResult) -> list[Table]:
     row("API gathering (neighbours)", lambda r: f"{r.gather_seconds:.2f} s")
     row("Stage 0", lambda r: f"{r.stage0_seconds:.3f} s")
     row("Stage 1 (embedding + impact)", lambda r: f"{r.stage1_seconds:.2f} s")
-    row("Stage 2 (LLM)", lambda r: f"{r.stage2_seconds:.2f} s")
+    row(f"Stage 2 ({result.stage2_rater})", lambda r: f"{r.stage2_seconds:.2f} s")
     row("graph writes (pages + CITES)", lambda r: f"{r.write_seconds:.2f} s")
     row("ingest of the read abstracts", lambda r: f"{r.ingest_seconds:.2f} s")
     row("total", lambda r: f"{r.seconds_total:.2f} s")

@@ -198,10 +198,12 @@ class Settings(BaseSettings):
     citation_stage1_weight_embedding: float = Field(default=0.5, ge=0.0)
     citation_stage1_weight_impact: float = Field(default=0.5, ge=0.0)
     citation_stage2_top_k: int = Field(default=10, ge=1)
-    citation_stage2_weight_llm: float = Field(default=0.5, ge=0.0)
+    # Stage 2's usefulness rater (lyra/ml/usefulness.py; measured by `lyra eval usefulness`, README Citations)
+    citation_stage2_rater: Literal["ranker", "embedding", "llm-yes-no", "llm-scale"] = "ranker"
+    citation_stage2_weight_rater: float = Field(default=0.5, ge=0.0)
     citation_stage2_weight_embedding: float = Field(default=0.3, ge=0.0)
     citation_stage2_weight_impact: float = Field(default=0.2, ge=0.0)
-    citation_abstract_chars: int = Field(default=1500, ge=100)  # of an abstract shown to the LLM in Stage 2
+    citation_abstract_chars: int = Field(default=1500, ge=100)  # of an abstract shown to an LLM rater in Stage 2
     scholarly_max_requests_per_task: int = Field(default=600, ge=1)  # both APIs together, all of a task's jobs
     # identifier enrichment (seed 003 Step 3): DOIs, PMIDs and arXiv ids a read page, a search result or a JSONL
     # record carries go to the same resolver as a doi target (abstract page, CITES from the naming page)

@@ -174,7 +174,9 @@ class LLMScaleRater(_LLMRater):
         try:
             answer = self.llm.generate_json(messages, USEFULNESS_SCHEMA, max_tokens=16)
         except LyraError as exc:
-            log.warning("usefulness of %r not rated (%s); counted as %.1f", paper.title[:60], exc, UNPARSABLE_USEFULNESS)
+            log.warning(
+                "usefulness of %r not rated (%s); counted as %.1f", paper.title[:60], exc, UNPARSABLE_USEFULNESS
+            )
             return UNPARSABLE_USEFULNESS
         value = answer.get("usefulness") if isinstance(answer, dict) else None
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 10:
@@ -193,7 +195,7 @@ class LLMYesNoRater(_LLMRater):
         try:
             choice = self.llm.choose(messages, YES_NO)
         except LyraError as exc:
-            log.warning("relevance of %r not asked (%s); counted as %.1f", paper.title[:60], exc, UNPARSABLE_USEFULNESS)
+            log.warning("relevance of %r not asked (%s); counted as 0.5", paper.title[:60], exc)
             return UNPARSABLE_USEFULNESS
         return float(choice.probs.get("yes", UNPARSABLE_USEFULNESS))
 

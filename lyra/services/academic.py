@@ -10,9 +10,12 @@ gathers the papers they cite and the papers citing them from both APIs and keeps
 - Stage 1: ``w_e·similarity + w_i·impact`` where similarity is the mean of the cosine to the task's claims (and
   the query) and the cosine to the seed's abstract, and ``impact_score`` is the percentile rank of
   ``log1p(citation_count)`` within the candidate set (0.5 for a lone candidate); top ``citation_stage1_top_k``.
-- Stage 2: the local LLM rates each Stage-1 survivor's usefulness as evidence or background 0-10 (never whether it
-  supports or refutes anything); ``w_l·llm + w_e·similarity + w_i·impact``; top ``citation_stage2_top_k``. An
-  unparsable answer counts as 0.5. LLM calls = the Stage-1 cut, never the candidate count.
+- Stage 2: a rater (``citation_stage2_rater``, :mod:`lyra.ml.usefulness`) scores each Stage-1 survivor's
+  usefulness for the task's claims in 0..1 (never whether it supports or refutes anything);
+  ``w_r·usefulness + w_e·similarity + w_i·impact``; top ``citation_stage2_top_k``. The default rater, ``ranker``
+  (BM25 + cosine to the claims over the Stage-1 cut), makes no LLM call: the LLM's 0-10 rating it replaced gave
+  nearly every paper 5 (issue 25; the measured separation is in the README, Citations). With an LLM rater, LLM
+  calls = the Stage-1 cut, never the candidate count, and an unusable answer counts as 0.5.
 
 Seeds and selected papers become abstract pages (``page_type = academic_abstract``; DOI-unique, ADR-0005) that go
 through the same ingest path as local files (domain gate, dangerous-pattern scan, fragments, judged stance edges).
@@ -33,14 +36,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from lyra.core.errors import LyraError, NotFoundError, SourceUnavailable
+from lyra.core.errors import NotFoundError, SourceUnavailable
 from lyra.core.settings import Settings
 from lyra.graph.evidence import EvidenceRepository
 from lyra.ml.learned_rules import RuleSource
-from lyra.ml.nli import prompt_environment
 from lyra.ml.protocols import LLM, Embedder
+from lyra.ml.ranking import CandidateRanker
+from lyra.ml.usefulness import UNPARSABLE_USEFULNESS, MemoEmbedder, PaperText, build_rater
 from lyra.models.ingest import IngestReport
-from lyra.sources.injection import Fence, detect_injection
+from lyra.sources.injection import detect_injection
 from lyra.sources.local_files import SourceDocument
 from lyra.sources.scholarly import Citation, Paper, PaperId, PaperIndex, find_identifiers
 
@@ -50,12 +54,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Direction = Literal["references", "citations", "both"]
-USEFULNESS_SCHEMA = {
-    "type": "object",
-    "properties": {"usefulness": {"type": "integer", "minimum": 0, "maximum": 10}},
-    "required": ["usefulness"],
-}
-UNPARSABLE_USEFULNESS = 0.5
 
 # Words that mark a question as one the scholarly literature answers (decision 5: this only decides whether the
 # academic search runs first; a paper met any other way takes the same path afterwards).
@@ -159,12 +157,12 @@ class CitationFilter:
         prompts_dir: Path,
         rules: RuleSource | None = None,
     ):
-        """``rules``: the approved learned rules of ``citation_usefulness``, read at every rating."""
+        """``rules``: the approved learned rules of ``citation_usefulness``, read at every rating by an LLM rater."""
         self.settings = settings
         self.embedder = embedder
         self._llm = llm
+        self.prompts_dir = prompts_dir
         self.rules = rules
-        self._template = prompt_environment(prompts_dir).get_template("citation_usefulness.j2")
 
     def select(
         self, seed: Paper, candidates: Sequence[Paper], topics: Sequence[str], warnings: list[str] | None = None
@@ -181,7 +179,7 @@ class CitationFilter:
                 continue
             if p.key() == seed.key():
                 continue
-            # the LLM reads these abstracts in Stage 2, before the ingest path would scan them
+            # an LLM rater reads these abstracts in Stage 2, before the ingest path would scan them
             findings = detect_injection(f"{p.title}\n{p.abstract}")
             if findings:
                 if warnings is not None:
@@ -199,7 +197,8 @@ class CitationFilter:
         texts = [f"{p.title}. {p.abstract}" for p in kept]
         references = [t for t in topics if t.strip()]
         seed_text = f"{seed.title}. {seed.abstract}" if seed.abstract else None
-        vectors = _unit(np.asarray(self.embedder.embed(texts + references + ([seed_text] if seed_text else []))))
+        embedder = MemoEmbedder(self.embedder)  # Stage 2 reads the same texts: embedded once
+        vectors = _unit(np.asarray(embedder.embed(texts + references + ([seed_text] if seed_text else []))))
         cand, rest = vectors[: len(kept)], vectors[len(kept) :]
         topic_vectors, seed_vector = rest[: len(references)], rest[len(references) :]
         parts = []
@@ -224,16 +223,30 @@ class CitationFilter:
         counts.stage1_seconds = time.perf_counter() - start
         start = time.perf_counter()
 
-        llm = self._llm()
-        if llm is None and warnings is not None:
-            warnings.append("citation expansion: no LLM configured; Stage 2 ranked by Stage-1 scores alone")
+        rater = build_rater(
+            s.citation_stage2_rater,
+            embedder,
+            self._llm,
+            self.prompts_dir,
+            ranker=CandidateRanker(s.rank_bm25_top_n, s.rank_weight_bm25, s.rank_weight_embedding),
+            abstract_chars=s.citation_abstract_chars,
+            rules=self.rules,
+        )
+        if rater is None and warnings is not None:
+            warnings.append(
+                f"citation expansion: no LLM configured for the {s.citation_stage2_rater} rater; "
+                "Stage 2 ranked by Stage-1 scores alone"
+            )
+        if rater is not None:
+            rated = rater.rate([PaperText(i.paper.title, i.paper.abstract or "") for i in stage1], topics)
+            for item, value in zip(stage1, rated, strict=True):
+                item.usefulness = value
+            if rater.calls_llm:
+                counts.llm_calls += len(stage1)
         for item in stage1:
-            if llm is not None:
-                item.usefulness = self._usefulness(llm, item.paper, topics)
-                counts.llm_calls += 1
             usefulness = item.usefulness if item.usefulness is not None else UNPARSABLE_USEFULNESS
             item.stage2 = (
-                s.citation_stage2_weight_llm * usefulness
+                s.citation_stage2_weight_rater * usefulness
                 + s.citation_stage2_weight_embedding * item.similarity
                 + s.citation_stage2_weight_impact * item.impact
             )
@@ -243,26 +256,6 @@ class CitationFilter:
         counts.stage2_seconds = time.perf_counter() - start
         self._log(seed, counts)
         return final, counts
-
-    def _usefulness(self, llm: LLM, paper: Paper, topics: Sequence[str]) -> float:
-        """The LLM's 0-10 usefulness of a paper for the research question, as 0..1; 0.5 when unparsable."""
-        prompt = self._template.render(
-            question=topics[0] if topics else "",
-            claims=list(topics[1:4]),
-            title=paper.title,
-            abstract=(paper.abstract or "")[: self.settings.citation_abstract_chars],
-            fence=Fence.new(),
-            learned_rules=list(self.rules().guidelines) if self.rules else [],
-        )
-        try:
-            answer = llm.generate_json([{"role": "user", "content": prompt}], USEFULNESS_SCHEMA, max_tokens=16)
-        except LyraError as exc:
-            log.warning("usefulness of %s not rated (%s); counted as %.1f", paper.key(), exc, UNPARSABLE_USEFULNESS)
-            return UNPARSABLE_USEFULNESS
-        value = answer.get("usefulness") if isinstance(answer, dict) else None
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 10:
-            return UNPARSABLE_USEFULNESS
-        return float(value) / 10.0
 
     @staticmethod
     def _log(seed: Paper, counts: StageCounts) -> None:

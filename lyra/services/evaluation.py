@@ -33,8 +33,8 @@ from lyra.ml.usefulness import (
 __all__ = [
     "JUDGE_VARIANTS",
     "LABELS",
-    "NLIEvaluation",
     "RATERS",
+    "NLIEvaluation",
     "RaterEvaluation",
     "Split",
     "evaluate_judge",

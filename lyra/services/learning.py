@@ -120,7 +120,8 @@ PAGE = 2000
 LEARNED_SECTION = "the prompt's 'Learned rules' section (before the untrusted input)"
 INSERTION_POINTS = {
     CLAIM_EXTRACTION: f"config/prompts/claim_extraction.j2: {LEARNED_SECTION}",
-    CITATION_USEFULNESS: f"config/prompts/citation_usefulness.j2: {LEARNED_SECTION}",
+    CITATION_USEFULNESS: f"config/prompts/citation_relevance.j2 and citation_usefulness.j2: {LEARNED_SECTION}; read "
+    "only when LYRA_CITATION_STAGE2_RATER is an LLM rater (llm-yes-no, llm-scale)",
     CITATION_DETECTION: f"config/prompts/detect_citation.j2: {LEARNED_SECTION}",
     STANCE_LLM: "config/prompts/stance_question.j2 and stance_three_way.j2: the 'Learned rules' section after the "
     "instructions, before the examples",

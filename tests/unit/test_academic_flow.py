@@ -1,8 +1,9 @@
 """The academic flow's pure parts: impact_score, is_academic_query, and the Stage 0-2 citation filter.
 
 The filter runs here with a fake embedder (bag-of-words vectors) and a fake LLM, both declared as fakes: these
-tests pin the arithmetic and the bookkeeping of decision 11. The integration tests run the same filter with the
-real offline models against a local API server.
+tests pin the arithmetic and the bookkeeping of decision 11 and of each Stage-2 rater. The integration tests run the
+same filter with the real offline models against a local API server (tests/integration/test_academic_flow.py) and
+measure the default rater on real labelled papers (tests/integration/test_citation_stage2.py).
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ import pytest
 from lyra.core.errors import LyraError
 from lyra.core.settings import load_settings
 from lyra.ml.protocols import TokenChoice
+from lyra.ml.usefulness import UNPARSABLE_USEFULNESS, PaperText, UsefulnessPair, roc_auc, select_pairs
 from lyra.services.academic import (
-    UNPARSABLE_USEFULNESS,
     CitationFilter,
     impact_scores,
     is_academic_query,
@@ -53,7 +54,15 @@ class ScriptedLLM:
         self.calls: list[str] = []
 
     def choose(self, messages: Sequence[dict[str, str]], options: Sequence[str]) -> TokenChoice:
-        raise AssertionError("not used")
+        """The yes/no rater's question: P(yes) from the answer keyed by a word of the prompt (0.5 otherwise)."""
+        prompt = messages[0]["content"]
+        self.calls.append(prompt)
+        for word, answer in self.answers.items():
+            if word in prompt:
+                if isinstance(answer, Exception):
+                    raise answer
+                return TokenChoice(text="yes", probs={"yes": float(answer), "no": 1.0 - float(answer)})
+        return TokenChoice(text="yes", probs={"yes": 0.5, "no": 0.5})
 
     def choose_raw(self, prompt: str, options: Sequence[str]) -> TokenChoice:
         raise AssertionError("not used")
@@ -127,9 +136,9 @@ def test_filter_stages_count_and_select() -> None:
         paper("The seed itself", "vitamin d depression", 50, doi="10.1/seed"),
     ]
     llm = ScriptedLLM({"Bicycle": {"usefulness": 0}, "Vitamin D mood": {"usefulness": 10}})
-    final, counts = _filter(llm, citation_stage1_top_k=3, citation_stage2_top_k=2).select(
-        seed, candidates, ["Vitamin D supplementation reduces depression"]
-    )
+    final, counts = _filter(
+        llm, citation_stage2_rater="llm-scale", citation_stage1_top_k=3, citation_stage2_top_k=2
+    ).select(seed, candidates, ["Vitamin D supplementation reduces depression"])
     assert counts.candidates == 8
     assert counts.after_stage0 == 4  # no abstract x2, the DOI duplicate and the seed itself are out
     assert counts.after_stage1 == 3
@@ -160,7 +169,9 @@ def test_filter_min_citations_and_unparsable_answers() -> None:
             "Boolean": {"usefulness": True},
         }
     )
-    final, counts = _filter(llm, citation_min_count=10).select(seed, candidates, ["vitamin d"])
+    final, counts = _filter(llm, citation_stage2_rater="llm-scale", citation_min_count=10).select(
+        seed, candidates, ["vitamin d"]
+    )
     assert counts.after_stage0 == 3
     assert {item.paper.doi for item in final} == {"10.1/g", "10.1/x", "10.1/y"}
     assert all(item.usefulness == UNPARSABLE_USEFULNESS for item in final)
@@ -176,19 +187,81 @@ def test_filter_drops_dangerous_abstracts_before_the_llm_sees_them() -> None:
     )
     llm = ScriptedLLM({})
     warnings: list[str] = []
-    final, counts = _filter(llm).select(seed, [hostile], ["vitamin d"], warnings)
+    final, counts = _filter(llm, citation_stage2_rater="llm-scale").select(seed, [hostile], ["vitamin d"], warnings)
     assert final == [] and counts.after_stage0 == 0 and llm.calls == []
     assert warnings and "10.1/evil" in warnings[0] and "dangerous pattern" in warnings[0]
 
 
-def test_filter_without_llm_ranks_by_stage1_and_warns() -> None:
+def test_filter_with_an_llm_rater_but_no_llm_ranks_by_stage1_and_warns() -> None:
     seed = paper("Vitamin D and depression", "vitamin d depression", 50, doi="10.1/seed")
     candidates = [paper(f"P{i}", "vitamin d " + "depression " * i, i * 10, doi=f"10.1/{i}") for i in range(5)]
     warnings: list[str] = []
-    final, counts = _filter(None, citation_stage2_top_k=3).select(seed, candidates, ["vitamin d"], warnings)
+    final, counts = _filter(None, citation_stage2_rater="llm-yes-no", citation_stage2_top_k=3).select(
+        seed, candidates, ["vitamin d"], warnings
+    )
     assert counts.llm_calls == 0 and len(final) == 3
+    assert all(f.usefulness is None for f in final)
     assert [f.stage1 for f in final] == sorted((f.stage1 for f in final), reverse=True)
     assert any("no LLM" in w for w in warnings)
+
+
+def test_default_stage2_rater_scores_by_the_claims_without_calling_the_llm() -> None:
+    seed = paper("Vitamin D and depression", "vitamin d depression mood trial", 50, doi="10.1/seed")
+    on_topic = paper("Vitamin D mood trial", "vitamin d depression mood placebo trial", 3, doi="10.1/a")
+    off_topic = paper("Bicycle chains", "bicycle chain sleep", 10_000, doi="10.1/c")
+    llm = ScriptedLLM({})
+    final, counts = _filter(llm, citation_stage2_top_k=2).select(
+        seed, [off_topic, on_topic], ["Vitamin D supplementation reduces depression"]
+    )
+    assert load_settings().citation_stage2_rater == "ranker"
+    assert counts.llm_calls == 0 and llm.calls == []
+    assert [f.paper.doi for f in final] == ["10.1/a", "10.1/c"]  # despite the bicycle paper's 10,000 citations
+    on, off = final
+    assert on.usefulness is not None and off.usefulness is not None and on.usefulness > off.usefulness + 0.3
+    for item in final:
+        expected = 0.5 * item.usefulness + 0.3 * item.similarity + 0.2 * item.impact  # type: ignore[operator]
+        assert item.stage2 == pytest.approx(expected)
+    assert final[0].summary()["usefulness"] == round(on.usefulness, 3)
+
+
+def test_yes_no_rater_scores_papers_by_the_llms_probability_of_yes() -> None:
+    seed = paper("Vitamin D and depression", "vitamin d depression", 50, doi="10.1/seed")
+    candidates = [
+        paper("Vitamin D mood trial", "vitamin d mood", 5, doi="10.1/a"),
+        paper("Bicycle chains", "bicycle chain", 5, doi="10.1/c"),
+        paper("Broken", "vitamin d", 5, doi="10.1/x"),
+    ]
+    llm = ScriptedLLM({"Vitamin D mood": 0.9, "Bicycle": 0.05, "Broken": LyraError("no answer")})
+    final, counts = _filter(llm, citation_stage2_rater="llm-yes-no").select(seed, candidates, ["vitamin d"])
+    assert counts.llm_calls == 3 == len(llm.calls)
+    by_doi = {f.paper.doi: f.usefulness for f in final}
+    assert by_doi == {"10.1/a": 0.9, "10.1/c": 0.05, "10.1/x": UNPARSABLE_USEFULNESS}
+    assert all("Answer yes or no." in prompt for prompt in llm.calls)
+
+
+def test_an_unknown_stage2_rater_is_refused_by_the_settings() -> None:
+    with pytest.raises(ValueError, match="citation_stage2_rater"):
+        load_settings(citation_stage2_rater="oracle")
+
+
+def test_roc_auc_counts_ties_as_half_and_needs_both_sides() -> None:
+    assert roc_auc([0.9, 0.8], [0.1, 0.2]) == 1.0
+    assert roc_auc([0.5, 0.5], [0.5]) == 0.5  # everything rated alike: no separation (the old LLM's 5/10)
+    assert roc_auc([0.1], [0.9]) == 0.0
+    assert roc_auc([], [0.1]) is None
+
+
+def test_select_pairs_takes_the_first_pairs_of_each_label_in_one_split() -> None:
+    def pair(n: int, split: str, label: str) -> UsefulnessPair:
+        return UsefulnessPair.model_validate(
+            {"id": str(n), "split": split, "label": label, "claim": "c", "title": "t", "abstract": "a"}
+        )
+
+    pairs = [pair(0, "test", "relevant"), pair(1, "dev", "relevant"), pair(2, "test", "relevant"),
+             pair(3, "test", "off_topic"), pair(4, "test", "relevant")]  # fmt: skip
+    assert [p.id for p in select_pairs(pairs, "test")] == ["0", "2", "3", "4"]
+    assert [p.id for p in select_pairs(pairs, "test", {"relevant": 2, "off_topic": 1})] == ["0", "2", "3"]
+    assert PaperText("T", "A").text() == "T. A"
 
 
 def test_paper_page_row() -> None:

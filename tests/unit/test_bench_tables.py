@@ -61,7 +61,7 @@ def test_bench_citations_tables_render_every_stage() -> None:
     for table in citation_tables(bench):
         console.print(table)
     text = console.export_text()
-    assert "Stage 2 (LLM)" in text and "4 (0.12 s each)" in text
+    assert "Stage 2 (llm-scale)" in text and "4 (0.12 s each)" in text
     assert "14 / 0" in text and "0 / 14" in text
     assert "5.00 (20 new pages)" in text and "judging (stance judge)" in text
     assert run.seconds_total == pytest.approx(5.5)

@@ -240,6 +240,7 @@ def test_active_rules_enter_the_prompt_and_the_judge_id_and_an_older_rule_set_is
     [
         ("claim_extraction.j2", {"passage": "P.", "topic": "T", "max_claims": 3}),
         ("citation_usefulness.j2", {"question": "Q?", "claims": ["C."], "title": "T", "abstract": "A."}),
+        ("citation_relevance.j2", {"question": "Q?", "claims": ["C."], "title": "T", "abstract": "A."}),
         ("detect_citation.j2", {"title": "T", "anchor": "a", "href": "https://x.example/1", "passage": "P."}),
     ],
 )
