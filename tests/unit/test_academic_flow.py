@@ -18,7 +18,16 @@ import pytest
 from lyra.core.errors import LyraError
 from lyra.core.settings import load_settings
 from lyra.ml.protocols import TokenChoice
-from lyra.ml.usefulness import UNPARSABLE_USEFULNESS, PaperText, UsefulnessPair, roc_auc, select_pairs
+from lyra.ml.ranking import CandidateRanker
+from lyra.ml.usefulness import (
+    UNPARSABLE_USEFULNESS,
+    EmbeddingRater,
+    PaperText,
+    RankerRater,
+    UsefulnessPair,
+    roc_auc,
+    select_pairs,
+)
 from lyra.services.academic import (
     CitationFilter,
     impact_scores,
@@ -274,3 +283,13 @@ def test_paper_page_row() -> None:
         "venue": "J",
         "page_type": "academic_abstract",
     }
+
+
+def test_claim_raters_score_a_lone_paper_in_range_and_give_a_neutral_half_without_topics() -> None:
+    lone = [PaperText("Vitamin D mood trial", "vitamin d depression mood")]
+    for rater in (RankerRater(BagOfWordsEmbedder(), CandidateRanker()), EmbeddingRater(BagOfWordsEmbedder())):
+        (score,) = rater.rate(lone, ["Vitamin D reduces depression"])
+        assert 0.5 < score <= 1.0, rater.name
+        assert rater.rate(lone, ["  "]) == [0.5]
+        assert rater.rate([], ["Vitamin D"]) == []
+        assert not rater.calls_llm
