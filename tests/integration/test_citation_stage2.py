@@ -19,7 +19,7 @@ from lyra.services.academic import CitationFilter
 from lyra.services.demo import SCHOLARLY_DEMO_HYPOTHESIS
 from lyra.services.evaluation import evaluate_usefulness
 from lyra.sources.scholarly import Paper
-from tests.integration.helpers import ROOT
+from tests.integration.helpers import ROOT, run_lyra
 
 pytestmark = [pytest.mark.models]
 PAIRS = ROOT / "tests" / "data" / "usefulness_pairs.jsonl"
@@ -70,3 +70,18 @@ def test_citation_filter_rates_the_demo_trials_above_the_bicycle_paper_without_l
     assert all((usefulness[pid] or 0.0) > bicycle + 0.3 for pid in RELEVANT)
     assert name_of[final[-1].paper.doi] == "r_bicycle"  # last, although cited 12 times (more than 3 of the trials)
     assert len(set(usefulness.values())) == len(usefulness)  # not everything alike
+
+
+def test_lyra_eval_usefulness_prints_each_raters_aucs_on_a_balanced_sample() -> None:
+    result = run_lyra(
+        "eval", "usefulness", "--raters", "embedding,ranker", "--split", "dev", "--sample", "8", "--json",
+        without_neo4j_env=True,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)
+    assert [r["rater"] for r in rows] == ["embedding", "ranker"]
+    for row in rows:
+        assert row["by_label"] == {"off_topic": 2, "on_topic": 2, "relevant": 4}
+        assert 0.0 <= row["auc_relevant_vs_rest"] <= 1.0 and row["seconds_per_pair"] > 0
+    bad = run_lyra("eval", "usefulness", "--raters", "oracle", without_neo4j_env=True)
+    assert bad.returncode == 2 and "--raters" in bad.stderr
