@@ -211,6 +211,7 @@ class EvidenceRepository:
                 "source_domain_category": e.source_domain_category,
                 "target_domain_category": e.target_domain_category,
                 "cause_id": e.cause_id,
+                "nli_evidence_sentence": e.nli_evidence_sentence,
             }
             for e in items
         ]
