@@ -311,10 +311,7 @@ class IngestService:
         report.pages_new += written.created
         report.pages_existing += len(set(written.ids)) - written.created
         # the task read these pages: its evidence is credited to them, never to another task's copy of a passage
-        self.store.run(
-            "evidence/record_task_reads",
-            {"task_id": task_id, "page_ids": sorted(set(written.ids)), "cause_id": report.cause_id},
-        )
+        self.evidence.record_task_reads(task_id, sorted(set(written.ids)), report.cause_id)
 
         passages: list[_Passage] = []
         for doc, page_id, row in zip(kept, written.ids, page_rows, strict=True):
