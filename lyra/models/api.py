@@ -207,6 +207,30 @@ class StopTaskRequest(Request):
     cleanup: Literal["none", "soft", "hard_orphans_only"] = "none"
 
 
+class JudgeRemainingRequest(Request):
+    task_id: TaskId
+    max_pairs: int = Field(
+        default=25,
+        ge=1,
+        le=1000,
+        description="judge at most this many pending pairs in this call (each takes the judge about a second or "
+        "more on a CPU); call again while pairs_pending > 0",
+    )
+
+
+class JudgeRemainingResponse(Response):
+    task_id: str
+    pairs_judged: int = Field(description="pairs judged by this call")
+    pairs_pending: int = Field(description="candidate pairs still without a stance edge after this call")
+    pairs_candidates: int = Field(description="pairs at or above the relevance floor (own sources left out)")
+    pairs_below_floor: int
+    pairs_own_source: int
+    pair_budget_left: int = Field(description="judged pairs the task may still have (LYRA_TASK_PAIR_BUDGET)")
+    edges: dict[str, int] = Field(description="relations of the candidates' stance edges, old and new")
+    skipped: list[str] = Field(default_factory=list, description="pairs the judge could not answer, with why")
+    seconds: float
+
+
 class JobCounts(Response):
     queued: int = 0
     running: int = 0
@@ -217,11 +241,27 @@ class JobCounts(Response):
     skipped: int = Field(default=0, description="ended by a person's resolve_auth(action=skip)")
 
 
+class PairCoverage(Response):
+    """The task's candidate pairs (its claims against the fragments of the pages it read), summed over its claims as
+    their last ranking left them."""
+
+    candidates: int = Field(description="pairs at or above the relevance floor (own sources left out)")
+    judged: int = Field(description="candidates with a stance edge")
+    pending: int = Field(description="candidates not judged yet: judge_remaining judges them within the budget")
+    below_floor: int = Field(description="pairs below the relevance floor: not judged")
+    own_source: int = Field(description="pairs of a claim and the passage it was extracted from: never judged")
+    unranked_claims: int = Field(description="claims not ranked yet (added since the last ingest): judge_remaining")
+    pair_budget: int = Field(description="judged pairs (stance edges) the task may have: LYRA_TASK_PAIR_BUDGET")
+    pair_budget_left: int
+
+
 class Metrics(Response):
     pages: int
     fragments: int
     claims: int
     edges: dict[str, int] = Field(description="stance edges per relation: supports, refutes, neutral")
+    pages_read: int = Field(default=0, description="pages the task read (local files, fetched URLs, abstracts)")
+    pairs: PairCoverage | None = None
 
 
 class Budget(Response):

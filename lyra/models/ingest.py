@@ -68,6 +68,7 @@ class IngestReport(BaseModel):
     pairs_below_floor: int = 0
     pairs_own_source: int = 0
     pairs_pending: int = 0
+    pair_budget_left: int | None = None  # judged pairs the task may still have after this run (None: not judged)
     ranking_rules_version: int = Field(
         default=0, description="the evidence-ranking learned rule-set version the pairs were ranked under"
     )

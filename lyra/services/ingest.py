@@ -506,16 +506,18 @@ class IngestService:
             orders.append(order)
         return orders
 
-    def judge_remaining(self, task_id: str, *, progress: Progress | None = None) -> IngestReport:
+    def judge_remaining(
+        self, task_id: str, *, max_pairs: int | None = None, progress: Progress | None = None
+    ) -> IngestReport:
         """Judge the task's pending pairs (candidates above the relevance floor without a stance edge), best first,
-        within what is left of the task's pair budget; nothing is read. Used after claims were added to a task, after
-        the budget was raised, or after a job was stopped while judging."""
+        at most ``max_pairs`` of them and within what is left of the task's pair budget; nothing is read. Used after
+        claims were added to a task, after the budget was raised, or after a job was stopped while judging."""
         validate_task_id(task_id)
         self.tasks.tasks.get(task_id)  # NotFoundError with a hint when the task is missing
         start = time.perf_counter()
         timer = _Timer()
         report = IngestReport(task_id=task_id, cause_id=new_id("ing"), claims=[])
-        self._judge_claims(task_id, report, timer, progress or (lambda _name, _n: None))
+        self._judge_claims(task_id, report, timer, progress or (lambda _name, _n: None), max_pairs)
         report.seconds_total = time.perf_counter() - start
         report.seconds_in_models = timer.model_seconds
         return report
@@ -574,7 +576,9 @@ class IngestService:
         own = own_source_mask(claims, fragments, vectors, source_vectors, self.settings.near_duplicate_threshold)
         return claims, fragments, plan_pairs(claims, fragments, scores, own, self.settings.relevance_floor)
 
-    def _judge_claims(self, task_id: str, report: IngestReport, timer: _Timer, tick: Progress) -> None:
+    def _judge_claims(
+        self, task_id: str, report: IngestReport, timer: _Timer, tick: Progress, max_pairs: int | None = None
+    ) -> None:
         """Judge the task's pending candidate pairs, best first, within the task's pair budget; each batch's edges
         are written as soon as it is judged, so a stopped job keeps what it judged."""
         claims, fragments, plan = self._plan(task_id, report, timer)
@@ -587,9 +591,10 @@ class IngestService:
         counts = Counter(plan.existing.values())
         edge_count = int(self.store.run("coverage/task_edge_count", {"task_id": task_id})[0]["edges"])
         left = max(0, self.settings.task_pair_budget - edge_count)
-        todo = plan.pending[:left]
+        report.pair_budget_left = left
+        todo = plan.pending[: left if max_pairs is None else min(left, max_pairs)]
         report.pairs_pending = len(plan.pending) - len(todo)
-        if len(plan.pending) > left:
+        if len(plan.pending) > left and max_pairs is None:
             log.warning(
                 "task %s: %d candidate pair(s) above the relevance floor wait: the task's pair budget "
                 "(LYRA_TASK_PAIR_BUDGET=%d) has %d left; raise it and run judge_remaining",
@@ -603,6 +608,7 @@ class IngestService:
             counts.update(self._judge_pairs(claims, fragments, todo, report, timer, tick, judged_now))
         finally:
             report.pairs_pending += len(todo) - report.pairs_judged
+            report.pair_budget_left = max(0, left - sum(judged_now.values()))
             coverage = [{**c.row(), "judged": c.judged + judged_now[c.claim_id]} for c in plan.coverage]
             self.store.run("coverage/set_claim_coverage", {"rows": coverage})
             if counts:
