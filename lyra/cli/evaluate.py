@@ -114,14 +114,10 @@ _TRAINING = Path("../shared/training")
 @eval_app.command("relevance-floor")
 @handle_errors
 def eval_relevance_floor(
-    fit: list[Path] = typer.Option([_TRAINING / "check_covid_train.jsonl"], "--fit", help="labelled JSONL, fit on"),
-    heldout: list[Path] = typer.Option(
-        [_TRAINING / "check_covid_dev.jsonl"], "--heldout", help="labelled JSONL, measured only"
-    ),
+    fit: list[Path] = typer.Option([], "--fit", help="labelled JSONL to fit on (repeat for more)"),
+    heldout: list[Path] = typer.Option([], "--heldout", help="labelled JSONL, measured only"),
     by_claim: list[Path] = typer.Option(
-        [_TRAINING / "scifact_train.jsonl"],
-        "--by-claim",
-        help="labelled JSONL split by claim: fold 0 held out, the other folds fit on",
+        [], "--by-claim", help="labelled JSONL split by claim: fold 0 measured only, the other folds fit on"
     ),
     target: float = typer.Option(0.98, min=0.01, max=1.0, help="share of relevant fit passages the floor keeps"),
     floor: float | None = typer.Option(None, help="measure this floor instead of fitting one"),
@@ -135,7 +131,14 @@ def eval_relevance_floor(
     output: Path | None = typer.Option(None, "--json", help="also write the report as JSON here"),
 ) -> None:
     """Fit the relevance floor on labelled claim/abstract sets and measure it on held-out ones: recall of the
-    passages that carry a verdict, share of NEI passages kept, share of random off-topic passages dropped."""
+    passages that carry a verdict, share of NEI passages kept, share of random off-topic passages dropped.
+
+    Without any file option: fit on Check-COVID train and SciFact train's claim folds 1-4, measure on Check-COVID
+    dev and SciFact train's claim fold 0 (../shared/training/)."""
+    if not (fit or heldout or by_claim):
+        fit = [_TRAINING / "check_covid_train.jsonl"]
+        heldout = [_TRAINING / "check_covid_dev.jsonl"]
+        by_claim = [_TRAINING / "scifact_train.jsonl"]
     settings = settings_from_env()
     with Progress(console=err, transient=True) as bar:
         task = bar.add_task("embedding", total=None)
@@ -197,6 +200,14 @@ def eval_relevance_floor(
         f"({report.texts_embedded / max(report.embed_seconds, 1e-9):.0f}/s)",
         highlight=False,
     )
+    held = [s for s in report.sets if s.role == "heldout"]
+    if held:
+        columns = [f"{s.name}: {figure}" for s in held for figure in ("recall", "off-topic dropped")]
+        others = Table("floor", *columns, title="other floors on the held-out sets")
+        for i, point in enumerate(held[0].other_floors):
+            cells = [f"{v:.3f}" for s in held for v in (s.other_floors[i].recall, s.other_floors[i].offtopic_dropped)]
+            others.add_row(f"{point.floor:.2f}", *cells)
+        out.print(others)
     if report.weight_grid:
         grid = Table("w_emb", "w_terms", "fitted floor", "off-topic dropped", title="weights on the fit sets")
         for row in report.weight_grid:

@@ -42,6 +42,16 @@ KINDS = ("relevant", "other", "nei", "offtopic")
 Tick = Callable[[int], None]
 
 
+OTHER_FLOORS = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4)
+
+
+class FloorPoint(BaseModel):
+    floor: float
+    recall: float
+    nei_kept: float
+    offtopic_dropped: float
+
+
 class SetResult(BaseModel):
     """What one floor does on one labelled set."""
 
@@ -62,6 +72,7 @@ class SetResult(BaseModel):
     offtopic_dropped: float
     rationales_not_found: int  # rationale sentences no passage carries (not counted anywhere)
     pairs_per_second: float  # scoring with the embeddings in hand (as ingest has them stored)
+    other_floors: list[FloorPoint]  # what the floors of OTHER_FLOORS would keep and drop here
 
 
 class WeightChoice(BaseModel):
@@ -216,6 +227,15 @@ def measure(part: _Part, floor: float, w_emb: float, w_terms: float) -> SetResul
         offtopic_dropped=1.0 - share_at_least(_scores(part, "offtopic", w_emb, w_terms), floor),
         rationales_not_found=part.not_found,
         pairs_per_second=scored / part.seconds if part.seconds > 0 else 0.0,
+        other_floors=[
+            FloorPoint(
+                floor=other,
+                recall=share_at_least(relevant, other),
+                nei_kept=share_at_least(_scores(part, "nei", w_emb, w_terms), other),
+                offtopic_dropped=1.0 - share_at_least(_scores(part, "offtopic", w_emb, w_terms), other),
+            )
+            for other in OTHER_FLOORS
+        ],
     )
 
 
