@@ -151,7 +151,7 @@ class _WordEmbedder:
             for word in text.lower().replace(".", " ").split():
                 out[row, int(hashlib.sha256(word.encode()).hexdigest(), 16) % self.dimension] += 1.0
         norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.where(norms == 0, 1.0, norms)
+        return (out / np.where(norms == 0, 1.0, norms)).astype(np.float32)
 
 
 def _write(path: Path, rows: list[dict[str, object]]) -> Path:
