@@ -6,7 +6,8 @@ known relevant passages, exact and reworded copies, one paper read twice, and of
 * evidence names only pages its own task read (a task that read only a copy is shown the copy);
 * copies and the same paper count once in independent_sources;
 * a claim extracted from a passage is never judged against it (nor against a copy of it);
-* a task's pair budget leaves pairs pending, counted, and judge_remaining judges them.
+* a task's pair budget leaves pairs pending, counted, and judge_remaining judges them;
+* a run stopped while judging keeps the edges it wrote, batch by batch.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from pathlib import Path
 import pytest
 
 from lyra.bootstrap import Services, build_services
+from lyra.core.errors import JobCancelled
 from lyra.core.settings import Settings
 from lyra.graph.connection import bind_neomodel
 from lyra.models.api import GetStatusRequest, JudgeRemainingRequest, MaterialClaim
 from lyra.models.ingest import IngestRequest
+from lyra.services import ingest as ingest_module
 
 from .helpers import claim_materials
 
@@ -154,6 +157,8 @@ def test_evidence_names_only_the_pages_its_own_task_read(lyra: Services, corpus:
     assert item.url is not None and item.url.endswith("dup_morocco_copy.txt")
     assert [p.url for p in item.pages] == [item.url] and item.pages_total == 1
     assert item.passage is not None and item.passage.text == MOROCCO and item.passage.untrusted
+    # the trained judge reads sentences: the one it found decisive is kept with the edge
+    assert item.decisive_sentence is not None and item.decisive_sentence.text in MOROCCO
     # the task that read both files names both, and nothing another task read
     (both,) = [e for e in main_claim(lyra, "integrity_one").evidence if e.passage and e.passage.text == MOROCCO]
     assert sorted(Path(str(p.url)).name for p in both.pages) == ["dup_morocco_copy.txt", "r02_morocco.txt"]
@@ -223,3 +228,25 @@ def test_a_spent_pair_budget_leaves_pairs_pending_until_judge_remaining(
     assert edges_by_text(lyra, "integrity_budget") == edges_by_text(lyra, "integrity_one")
     claim = main_claim(lyra, "integrity_budget")
     assert claim.coverage is not None and claim.coverage.pending == 0
+
+
+def test_a_run_stopped_while_judging_keeps_the_edges_of_the_batches_it_finished(
+    lyra: Services, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ingest_module, "JUDGE_BATCH", 2)
+    written: list[int] = []
+
+    def stop_after_the_first_batch(counter: str, n: int) -> None:
+        if counter == "edges":
+            written.append(n)
+            raise JobCancelled("stopped by the test")
+
+    with pytest.raises(JobCancelled):
+        lyra.ingest.ingest([corpus], "integrity_stopped", [CLAIM], progress=stop_after_the_first_batch)
+    assert written == [2]
+    assert len(edges_by_text(lyra, "integrity_stopped")) == 2  # the first batch is in the graph
+    claim = main_claim(lyra, "integrity_stopped")
+    assert claim.coverage is not None and (claim.coverage.judged, claim.coverage.pending) == (2, 4)
+    rest = lyra.operations.judge_remaining(JudgeRemainingRequest(task_id="integrity_stopped"))
+    assert (rest.pairs_judged, rest.pairs_pending) == (4, 0)
+    assert edges_by_text(lyra, "integrity_stopped") == edges_by_text(lyra, "integrity_one")
