@@ -177,23 +177,23 @@ class Operations:
         )
 
     @staticmethod
-    def _hypothesis_as_claim(hypothesis: str, wanted: bool, claims: list[str]) -> tuple[bool, list[str]]:
+    def _hypothesis_as_claim(
+        hypothesis: str, wanted: bool, claims: list[str], field: str = "config.claims"
+    ) -> tuple[bool, list[str]]:
         """Whether the hypothesis becomes the task's first claim: as asked, unless it is a question, which only names
-        the task (issue 25 item 6); a question then needs ``config.claims``, the statements that answer it."""
+        the task (issue 25 item 6); a question then needs claims (``field``), the statements that answer it."""
         cue = question_cue(hypothesis)
         if cue is None:
             return wanted, []
         if not claims:
             raise InvalidInputError(
-                "config.claims",
+                field,
                 f"the hypothesis is a question ({cue}), and a question is never judged; give the claims that answer "
-                "it, as statements, in config.claims",
-                hint="e.g. hypothesis 'Does access to microcredit increase household consumption?' with config.claims "
+                f"it, as statements, in {field}",
+                hint=f"e.g. hypothesis 'Does access to microcredit increase household consumption?' with {field} "
                 "['Access to microcredit increases household consumption']; or state the hypothesis as a claim",
             )
-        note = (
-            f"the hypothesis is a question ({cue}): it names the task and is not judged; the claims are config.claims"
-        )
+        note = f"the hypothesis is a question ({cue}): it names the task and is not judged; the claims are {field}"
         return False, [note]
 
     def list_tasks(self) -> TaskList:
@@ -251,7 +251,7 @@ class Operations:
         when missing (a question as hypothesis only names it: the claims are ``request.claims``).
         ``progress(counter, n)`` reports documents / fragments / pairs / edges as they happen."""
         if request.hypothesis is not None and not self.task_repo.exists(request.task_id):
-            as_claim, _ = self._hypothesis_as_claim(request.hypothesis, True, list(request.claims))
+            as_claim, _ = self._hypothesis_as_claim(request.hypothesis, True, list(request.claims), "claims")
             if not as_claim:
                 self.tasks.create_task(request.task_id, request.hypothesis, hypothesis_as_claim=False)
         return self._ingest().ingest(
