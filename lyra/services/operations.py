@@ -32,6 +32,8 @@ from lyra.models.api import (
     GraphEdge,
     GraphNode,
     Health,
+    JudgeRemainingRequest,
+    JudgeRemainingResponse,
     Materials,
     MaterialsOptions,
     QueryGraphRequest,
@@ -261,6 +263,26 @@ class Operations:
             hypothesis=request.hypothesis,
             extract_claims=request.extract_claims,
             progress=progress,
+        )
+
+    def judge_remaining(
+        self, request: JudgeRemainingRequest, progress: Progress | None = None
+    ) -> JudgeRemainingResponse:
+        """Judge the task's pending candidate pairs (above the relevance floor, no stance edge yet) now, best first,
+        at most ``max_pairs`` and within the task's pair budget: after claims were added, after the budget was
+        raised, or after a job stopped while judging."""
+        report = self._ingest().judge_remaining(request.task_id, max_pairs=request.max_pairs, progress=progress)
+        return JudgeRemainingResponse(
+            task_id=report.task_id,
+            pairs_judged=report.pairs_judged,
+            pairs_pending=report.pairs_pending,
+            pairs_candidates=report.pairs_ranked,
+            pairs_below_floor=report.pairs_below_floor,
+            pairs_own_source=report.pairs_own_source,
+            pair_budget_left=report.pair_budget_left or 0,
+            edges=report.edges,
+            skipped=[f"{s.item}: {s.reason}" for s in report.skipped],
+            seconds=round(report.seconds_total, 3),
         )
 
     def start_research(self, request: ResearchRequest) -> ResearchStart:
