@@ -545,7 +545,7 @@ class ResearchExecutor:
             if web_report is not None:
                 reports.append(web_report)
                 web_pages = web_report.documents
-            result["web"] = web_run.as_dict()
+            result["web"] = {**web_run.as_dict(), "searched": True}
             identifiers = list(web_run.identifiers)
             web_warnings = list(web_run.warnings)
         else:
