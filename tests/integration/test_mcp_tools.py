@@ -27,6 +27,7 @@ TOOLS = {
     "get_auth_queue": (True, False),
     "resolve_auth": (False, False),
     "stop_task": (False, True),
+    "judge_remaining": (False, False),
     "get_materials": (True, False),
     "get_evidence_graph": (True, False),
     "query_graph": (True, False),
