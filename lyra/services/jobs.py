@@ -142,6 +142,36 @@ def resolve_file_target(value: str, roots: Sequence[Path], field_name: str) -> P
     raise InvalidInputError(field_name, f"no such file or folder below the allowed folders: {value!r}")
 
 
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def canonical_url(url: str) -> str:
+    """A URL target's identity: what the server is asked for. Two URLs are the same target exactly when they make
+    the same request, so what never reaches the server goes and what does is kept as given:
+
+    * the fragment (``#x``) is dropped: browsers never send it;
+    * the scheme and host are lower-cased and a default port (``:80`` for http, ``:443`` for https) is dropped;
+      an empty path becomes ``/`` (``http://h`` asks for ``GET /``);
+    * the path, a trailing slash included, and the query are kept as they are: ``/ghana.html/`` and
+      ``/ghana.html`` are different requests (on some servers a 404 or another resource, on others the same
+      page), and ``/docs/v1.2/`` must not become ``/docs/v1.2``. A page read twice under two addresses is still
+      one piece of evidence: its fragments are de-duplicated by text.
+
+    Expects an http(s) URL with a host (``normalise_target`` checks it first).
+    """
+    parsed = urlparse(url)
+    scheme = parsed.scheme.lower()
+    host = (parsed.hostname or "").lower()
+    if ":" in host:  # an IPv6 literal keeps its brackets
+        host = f"[{host}]"
+    port = parsed.port
+    userinfo = parsed.netloc.rpartition("@")[0]
+    netloc = (f"{userinfo}@" if userinfo else "") + host
+    if port is not None and port != DEFAULT_PORTS.get(scheme):
+        netloc += f":{port}"
+    return parsed._replace(scheme=scheme, netloc=netloc, path=parsed.path or "/", fragment="").geturl()
+
+
 def normalise_target(target: Target, roots: Sequence[Path], field_name: str) -> str:
     """The canonical form of a target's value (what duplicates are detected on); validates it."""
     value = target.value.strip()
@@ -155,7 +185,7 @@ def normalise_target(target: Target, roots: Sequence[Path], field_name: str) -> 
             raise InvalidInputError(field_name, f"not a valid URL: {exc}") from None
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
             raise InvalidInputError(field_name, "must be an http(s) URL with a host")
-        return parsed._replace(scheme=parsed.scheme.lower(), netloc=parsed.netloc.lower(), fragment="").geturl()
+        return canonical_url(value)
     if target.kind == "doi":
         doi = value
         for prefix in DOI_PREFIXES:

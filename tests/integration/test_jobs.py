@@ -73,6 +73,14 @@ def test_queue_targets_creates_one_queued_job_per_target_and_skips_duplicates(
     assert sorted(job_states(graph).values()) == ["queued", "queued", "queued"]
 
 
+def test_a_url_target_is_a_duplicate_when_it_makes_the_same_request(jobs: JobService, graph: Services) -> None:
+    page = "http://127.0.0.1:8000/corpus/ghana.html"
+    variants = [page, f"{page}#x", "HTTP://127.0.0.1:8000/corpus/ghana.html", f"{page}/", f"{page}/#top"]
+    queued = jobs.queue(QueueTargetsRequest(task_id=TASK, targets=[Target(kind="url", value=v) for v in variants]))
+    assert [j.duplicate for j in queued.jobs] == [False, True, True, False, True]
+    assert sorted(job_states(graph)) == [page, f"{page}/"]  # the fragment dropped, the trailing slash kept
+
+
 def test_a_bad_target_rejects_the_whole_request_and_writes_nothing(jobs: JobService, graph: Services) -> None:
     targets = [*file_targets("a.md"), Target(kind="url", value="ftp://example.org/x")]
     with pytest.raises(InvalidInputError) as info:
