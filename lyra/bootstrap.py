@@ -27,8 +27,9 @@ from lyra.services.domains import DomainGate
 from lyra.services.explore import ExploreService
 from lyra.services.feedback import FeedbackService
 from lyra.services.interventions import CookieStore, InterventionService
-from lyra.services.jobs import JobService, WorkerPool
+from lyra.services.jobs import JobService, WorkerPool, route_jobs
 from lyra.services.learning import LearningService
+from lyra.services.learning_jobs import LEARNING_PROPOSALS, ProposalsExecutor
 from lyra.services.materials import MaterialsService
 from lyra.services.operations import Operations
 from lyra.services.research import ResearchExecutor
@@ -130,6 +131,8 @@ class Services:
             max_attempts=s.job_max_attempts,
             name=s.worker_name,
         )
+        # a task's targets go to the research executor above; the service's own jobs to theirs
+        pool.executor = route_jobs(pool.executor, {LEARNING_PROPOSALS: ProposalsExecutor(lambda: self.learning)})
         self.jobs.on_queued(pool.wake)
         return pool
 

@@ -385,6 +385,11 @@ def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> 
         """Jobs, metrics, budget, milestones, blocked domains; long-polls up to `wait` seconds."""
         return ops.get_status(api.GetStatusRequest(task_id=task_id, **_fields(query)))
 
+    @app.get(f"{PREFIX}/jobs/{{job_id}}", tags=["jobs"])
+    def get_job(job_id: str, _query: Annotated[NoQuery, Query()]) -> api.JobInfo:  # type: ignore[valid-type]
+        """One job: state, attempts, error, result, and its progress while it runs."""
+        return ops.get_job(api.GetJobRequest(id=job_id))
+
     @app.get(f"{PREFIX}/tasks/{{task_id}}/auth-queue", tags=["tasks"])
     def get_auth_queue(task_id: TaskIdPath, query: Annotated[AuthQueueQuery, Query()]) -> api.AuthQueue:  # type: ignore[valid-type]
         """Pages the task's jobs could not read (CAPTCHA / login / consent walls), waiting for a person."""
@@ -493,12 +498,13 @@ def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> 
         """Feedback records whose context (claim, passage, labels, comment) is similar to this one's."""
         return ops.find_similar_feedback(learning.FindSimilarRequest(id=record_id, **_fields(query)))
 
-    @app.post(f"{PREFIX}/learning/proposals", tags=["learning"])
+    @app.post(f"{PREFIX}/learning/proposals", status_code=202, tags=["learning"])
     def generate_proposals(
         request: Annotated[learning.GenerateProposalsRequest | None, Body()] = None,
-    ) -> learning.GenerateProposalsResponse:
-        """A batch of proposals from the stance corrections not used yet (measured: slow, runs the judge)."""
-        return ops.generate_proposals(request or learning.GenerateProposalsRequest())
+    ) -> learning.ProposalsJob:
+        """Queue a batch of proposals from the corrections not used yet (measured: minutes, runs the judge) as a
+        job; returns its id at once: GET /jobs/{job_id} shows its progress and result."""
+        return ops.queue_proposals(request or learning.GenerateProposalsRequest())
 
     @app.get(f"{PREFIX}/learning/proposals", tags=["learning"])
     def list_proposals(query: Annotated[ProposalsQuery, Query()]) -> learning.ProposalList:  # type: ignore[valid-type]

@@ -6,9 +6,15 @@ reviewers approved them (or one with ``--override-reason``).
 
 from __future__ import annotations
 
-import typer
+import json
+import time
 
-from lyra.cli.common import handle_errors, operations
+import typer
+from rich.markup import escape
+
+from lyra.bootstrap import Services
+from lyra.cli.common import err, handle_errors, open_services, operations
+from lyra.models.api import GetJobRequest, JobInfo
 from lyra.models.learning import (
     ApproveProposalRequest,
     FeedbackForComponentRequest,
@@ -50,15 +56,58 @@ def feedback_records(
             print(ops.get_feedback_for_component(request_list).model_dump_json(indent=2))
 
 
+def wait_for_job(services: Services, job_id: str, timeout: float, poll: float = 1.0) -> JobInfo:
+    """Run queued jobs in this process's workers until job ``job_id`` has ended (or ``timeout`` seconds); each new
+    progress report goes to stderr. Returns the job as it is then."""
+    ops = services.operations
+    deadline = time.monotonic() + timeout
+    shown: dict[str, object] | None = None
+    with services.running_workers():
+        while True:
+            job = ops.get_job(GetJobRequest(id=job_id))
+            if job.progress is not None and job.progress != shown:
+                shown = job.progress
+                err.print(escape(json.dumps(job.progress, ensure_ascii=False)), highlight=False, soft_wrap=True)
+            if job.state not in ("queued", "running"):
+                return job
+            if time.monotonic() > deadline:
+                err.print(f"[yellow]stopped waiting after {timeout:.0f} s; job {job_id} stays for `lyra serve`[/]")
+                return job
+            time.sleep(poll)
+
+
 @learn_app.command("propose")
 @handle_errors
 def propose(
     no_measure: bool = typer.Option(False, "--no-measure", help="do not measure the predicted effects (fast)"),
+    wait: bool = typer.Option(
+        True, "--wait/--no-wait", help="run the batch here, progress on stderr (--no-wait: queue it and print the job)"
+    ),
+    timeout: float = typer.Option(3600.0, min=1.0, help="--wait: give up waiting after this many seconds"),
 ) -> None:
-    """A batch of proposals from the stance corrections not used yet, each with its measured predicted effect."""
+    """A batch of proposals from the corrections not used yet, each with its measured predicted effect. It is a job
+    (the REST route and the MCP tool queue the same): this command runs it and prints the job with the ids of the
+    proposals it created (`lyra learn proposals ID` shows one)."""
+    request = parse_one(GenerateProposalsRequest, {"measure": not no_measure})
+    with open_services() as services:
+        queued = services.operations.queue_proposals(request)
+        if queued.already_queued:
+            err.print(f"a batch is already {queued.state}: job {queued.job_id}")
+        if not wait:
+            print(queued.model_dump_json(indent=2))
+            return
+        job = wait_for_job(services, queued.job_id, timeout)
+        print(job.model_dump_json(indent=2))
+        if job.state == "failed":
+            raise typer.Exit(1)
+
+
+@learn_app.command("job")
+@handle_errors
+def job(job_id: str = typer.Argument(..., help="a job id (job_...), e.g. of `lyra learn propose --no-wait`")) -> None:
+    """One job: its state, its progress while it runs, its result or error once it has ended."""
     with operations() as ops:
-        request = parse_one(GenerateProposalsRequest, {"measure": not no_measure})
-        print(ops.generate_proposals(request).model_dump_json(indent=2))
+        print(ops.get_job(parse_one(GetJobRequest, {"id": job_id})).model_dump_json(indent=2))
 
 
 @learn_app.command("proposals")

@@ -51,9 +51,10 @@ interventions in get_status); get_auth_queue lists the items; a person opens the
 the wall, then resolve_auth(task_id, intervention_id, action=retry | cookie | skip). Lyra never solves them itself.
 Corrections: feedback(task_id, action, args) blocks or unblocks domains, rejects or restores claims, and corrects
 edges; check_domain explains whether a domain may be used; calibration_metrics measures the judge against reviews.
-Learning from reviewers: repeated corrections become proposals (list_proposals / get_proposal, with their measured
-predicted effect); approve_proposal needs two distinct reviewers (reviewer_id), reject_proposal a reason; list_rules
-shows the learned rules in force, retire_rule takes one out.
+Learning from reviewers: repeated corrections become proposals (generate_proposals queues a batch as a job: follow it
+with get_job; list_proposals / get_proposal, with their measured predicted effect); approve_proposal needs two
+distinct reviewers (reviewer_id), reject_proposal a reason; list_rules shows the learned rules in force, retire_rule
+takes one out.
 Lyra reports facts (relations, years, domain categories); interpreting them is your job.
 """
 
@@ -270,6 +271,17 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
             idempotent=True,
         ),
         ToolSpec(
+            "get_job",
+            "One job",
+            "A job by id (job_...): its state, attempts, error, result, and while it runs its progress (stage and "
+            "counters). For a task's jobs get_status is the overview; this is how a job of the service itself, such "
+            "as a proposal batch (generate_proposals), is followed.",
+            api.GetJobRequest,
+            api.JobInfo,
+            ops.get_job,
+            read_only=True,
+        ),
+        ToolSpec(
             "get_auth_queue",
             "Pages waiting for a person",
             "The task's intervention queue: pages its jobs could not read because of a CAPTCHA, a login wall or a "
@@ -456,6 +468,20 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
             read_only=False,
             destructive=False,
             idempotent=True,
+        ),
+        ToolSpec(
+            "generate_proposals",
+            "Queue a proposal batch",
+            "Queue one batch of the learning loop: the reviewers' corrections not used yet, grouped by error pattern, "
+            "become proposals, each measured with the judge (measure=false: not measured, fast). It runs as a "
+            "background job (minutes) and returns its job_id at once; follow it with get_job (progress: stage and "
+            "steps done; result: the ids of the proposals created). While a batch is queued or running, that batch's "
+            "job is returned (already_queued).",
+            learning.GenerateProposalsRequest,
+            learning.ProposalsJob,
+            ops.queue_proposals,
+            read_only=False,
+            idempotent=False,
         ),
         ToolSpec(
             "list_proposals",

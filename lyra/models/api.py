@@ -367,18 +367,29 @@ class DomainOverride(Response):
 
 class JobInfo(Response):
     id: str
-    kind: str
+    kind: str = Field(description="query | url | doi | file (a task's target), or learning_proposals")
     value: str
     state: JobState
     attempts: int
     error: str | None
     result: dict[str, Any] | None
+    task_id: str | None = Field(default=None, description="the task (none: a job of the service itself)")
+    progress: dict[str, Any] | None = Field(
+        default=None, description="what the job reported last while it ran: its stage and counters"
+    )
     workers: list[str] = Field(
         default_factory=list, description="the worker (host-pid-random, or LYRA_WORKER_NAME) that ran each attempt"
     )
     created_at: str | None
     started_at: str | None
     finished_at: str | None
+
+
+JOB_ID_PATTERN = r"^job_[0-9a-f]{32}$"
+
+
+class GetJobRequest(Request):
+    id: Annotated[str, StringConstraints(pattern=JOB_ID_PATTERN)] = Field(description="a job id (job_...)")
 
 
 class AcademicUsage(Response):

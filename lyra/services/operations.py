@@ -27,11 +27,13 @@ from lyra.models.api import (
     GarbageReport,
     GetAuthQueueRequest,
     GetEvidenceGraphRequest,
+    GetJobRequest,
     GetMaterialsRequest,
     GetStatusRequest,
     GraphEdge,
     GraphNode,
     Health,
+    JobInfo,
     JudgeRemainingRequest,
     JudgeRemainingResponse,
     Materials,
@@ -71,6 +73,7 @@ from lyra.models.learning import (
     ListRulesRequest,
     Proposal,
     ProposalList,
+    ProposalsJob,
     ProposeRuleRequest,
     RejectProposalRequest,
     RetireRuleRequest,
@@ -97,6 +100,7 @@ from lyra.services.ingest import IngestService, Progress
 from lyra.services.interventions import InterventionService
 from lyra.services.jobs import JobService
 from lyra.services.learning import LearningService
+from lyra.services.learning_jobs import queue_proposals
 from lyra.services.materials import MaterialsService, materials_json
 from lyra.services.research import research_claims
 from lyra.services.status import StatusService
@@ -394,7 +398,15 @@ class Operations:
         return self.learning.find_similar(request)
 
     def generate_proposals(self, request: GenerateProposalsRequest) -> GenerateProposalsResponse:
+        """The batch run here and now (minutes); the doors queue it instead (``queue_proposals``)."""
         return self.learning.generate_proposals(request)
+
+    def queue_proposals(self, request: GenerateProposalsRequest) -> ProposalsJob:
+        """The proposal batch as a background job: its id at once; ``get_job`` shows its progress and result."""
+        return queue_proposals(self.jobs, request)
+
+    def get_job(self, request: GetJobRequest) -> JobInfo:
+        return self.jobs.get_job(request.id)
 
     def propose_rule(self, request: ProposeRuleRequest) -> Proposal:
         return self.learning.propose_rule(request)
