@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.progress import Progress
 from rich.table import Table
 
 from lyra.cli.common import err, handle_errors, out, settings_from_env
-from lyra.services.evaluation import LABELS, Split, evaluate_judge, fit_stance_combiner, judge_settings
+
+if TYPE_CHECKING:  # the evaluation (numpy, the models) is imported where used: `lyra --help` stays fast
+    from lyra.services.evaluation import Split
 
 eval_app = typer.Typer(help="Measure the models on labelled data.", no_args_is_help=True)
 
@@ -32,6 +34,8 @@ def eval_fit_stance(
     evaluation set; the test half (odd lines) stays held out."""
     if role not in (None, "calibration", "network"):
         raise typer.BadParameter("must be calibration or network", param_hint="--role")
+    from lyra.services.evaluation import fit_stance_combiner
+
     settings = settings_from_env()
     with Progress(console=err, transient=True) as bar:
         task = bar.add_task("features", total=None)
@@ -65,6 +69,8 @@ def eval_nli(
     if split not in splits:
         raise typer.BadParameter(f"must be one of {', '.join(splits)}", param_hint="--split")
     chosen = splits[split]
+    from lyra.services.evaluation import LABELS, evaluate_judge, judge_settings
+
     settings = settings_from_env(stance_mode=mode, stance_calibrate=False if no_calibration else None)
     overrides: dict[str, Any] = {}
     if no_gate:

@@ -204,6 +204,19 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
             idempotent=False,
         ),
         ToolSpec(
+            "add_claims",
+            "Add claims to a task",
+            "Add claims to an existing task (1-100, one line each). A claim the task already holds (the same text, "
+            "ignoring case, extra whitespace and trailing punctuation) is not added twice: its claim_id comes back "
+            "with created=false. New claims are judged against the task's fragments by judge_remaining, and against "
+            "new sources by the jobs queue_targets starts.",
+            api.AddClaimsRequest,
+            api.AddClaimsResponse,
+            ops.add_claims,
+            read_only=False,
+            idempotent=True,
+        ),
+        ToolSpec(
             "queue_targets",
             "Queue sources to research",
             "Queue targets for a task: {kind: file|query|url|doi, value, options}. Returns at once with one job per "

@@ -18,6 +18,9 @@ from lyra.graph.store import GraphStore, to_plain
 from lyra.graph.tasks import TaskRepository
 from lyra.models.api import (
     MATERIALS_PAGE_MAX,
+    AddClaimsRequest,
+    AddClaimsResponse,
+    AddedClaimInfo,
     AuthQueue,
     CollectGarbageRequest,
     CreateTaskRequest,
@@ -159,6 +162,7 @@ class Operations:
         extra = [c for c in config.claims if c != request.hypothesis or not config.hypothesis_as_claim]
         if extra:
             claim_ids += self.tasks.add_claims(task_id, extra)
+        claim_ids = list(dict.fromkeys(claim_ids))  # a claim given twice is held once
         if config.max_pages is not None or config.max_seconds is not None:
             self.store.run(
                 "jobs/set_task_budget",
@@ -170,6 +174,20 @@ class Operations:
             claim_ids=claim_ids,
             status=created["status"],
             next_step="queue_targets(task_id, targets) to gather evidence, then get_status(task_id, wait=...)",
+        )
+
+    def add_claims(self, request: AddClaimsRequest) -> AddClaimsResponse:
+        """Add claims to an existing task; a claim the task already holds (same text, ignoring case, extra
+        whitespace and trailing punctuation) is returned, not added again."""
+        added = self.tasks.add_claims_reported(request.task_id, request.claims)
+        created = sum(claim.created for claim in added)
+        return AddClaimsResponse(
+            task_id=request.task_id,
+            claims=[AddedClaimInfo(claim_id=c.claim_id, text=c.text, created=c.created) for c in added],
+            created=created,
+            existing=len(added) - created,
+            next_step="judge_remaining(task_id) judges new claims against the task's fragments; queue_targets "
+            "gathers more sources; get_materials shows them",
         )
 
     def list_tasks(self) -> TaskList:
@@ -225,7 +243,7 @@ class Operations:
     def ingest(self, request: IngestRequest, progress: Progress | None = None) -> IngestReport:
         """Read local files or folders into a task now (not as a job) and judge its claims; the task is created
         when missing. ``progress(counter, n)`` reports documents / fragments / pairs / edges as they happen."""
-        return self._ingest().ingest(
+        report = self._ingest().ingest(
             request.paths,
             request.task_id,
             request.claims,
@@ -233,6 +251,8 @@ class Operations:
             extract_claims=request.extract_claims,
             progress=progress,
         )
+        self.tasks.mark_ran(report.task_id)  # the task has run, as if its jobs had: not 'created' any more
+        return report
 
     def research(self, request: ResearchRequest, progress: Progress | None = None) -> IngestReport:
         """A question researched over a local corpus: the task (id derived from the question, as create_task
