@@ -25,5 +25,5 @@ def claim_key(text: str) -> str:
     """What makes two claims of a task the same claim: the text compared without case (Unicode case folding, after
     NFKC normalisation), with runs of whitespace as one space and no trailing punctuation. "Vitamin D  reduces
     falls." and "vitamin d reduces falls" share a key; "... falls?" too, so a question and its statement meet."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
     return " ".join(folded.split()).rstrip(_TRAILING_PUNCTUATION + " ")
