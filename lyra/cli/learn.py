@@ -9,21 +9,9 @@ from __future__ import annotations
 import typer
 
 from lyra.cli.common import handle_errors, operations
-from lyra.models.learning import (
-    ApproveProposalRequest,
-    FeedbackForComponentRequest,
-    FindSimilarRequest,
-    GenerateProposalsRequest,
-    GetFeedbackRequest,
-    GetProposalRequest,
-    ListProposalsRequest,
-    ListRulesRequest,
-    ProposeRuleRequest,
-    RejectProposalRequest,
-    RetireRuleRequest,
-    RollbackRulesRequest,
-)
 from lyra.models.validation import parse_one
+
+# the request models (lyra.models.learning) are imported in each command: `lyra --help` does not build them
 
 learn_app = typer.Typer(help="Learning from reviewers: feedback records, proposals, their review, learned rules.")
 ReviewerOption = typer.Option(None, "--reviewer", help="who reviews (default: anonymous)")
@@ -39,6 +27,8 @@ def feedback_records(
     threshold: float = typer.Option(0.8, min=0.0, max=1.0, help="--similar: the least cosine similarity"),
 ) -> None:
     """Feedback records: one by id, records similar to it, or a component's newest."""
+    from lyra.models.learning import FeedbackForComponentRequest, FindSimilarRequest, GetFeedbackRequest
+
     with operations() as ops:
         if record_id and similar:
             request = parse_one(FindSimilarRequest, {"id": record_id, "threshold": threshold, "limit": limit})
@@ -56,6 +46,8 @@ def propose(
     no_measure: bool = typer.Option(False, "--no-measure", help="do not measure the predicted effects (fast)"),
 ) -> None:
     """A batch of proposals from the stance corrections not used yet, each with its measured predicted effect."""
+    from lyra.models.learning import GenerateProposalsRequest
+
     with operations() as ops:
         request = parse_one(GenerateProposalsRequest, {"measure": not no_measure})
         print(ops.generate_proposals(request).model_dump_json(indent=2))
@@ -70,6 +62,8 @@ def proposals(
     limit: int = typer.Option(50, min=1, max=500),
 ) -> None:
     """Proposals (newest first), or one with its evidence, predicted effect, conflicts and reviews."""
+    from lyra.models.learning import GetProposalRequest, ListProposalsRequest
+
     with operations() as ops:
         if proposal_id:
             print(ops.get_proposal(parse_one(GetProposalRequest, {"id": proposal_id})).model_dump_json(indent=2))
@@ -86,6 +80,8 @@ def approve(
     override_reason: str | None = typer.Option(None, "--override-reason", help="approve alone; logged"),
 ) -> None:
     """Approve a proposal (it takes effect with the second distinct reviewer, or with --override-reason)."""
+    from lyra.models.learning import ApproveProposalRequest
+
     request = parse_one(
         ApproveProposalRequest, {"id": proposal_id, "reviewer_id": reviewer, "override_reason": override_reason}
     )
@@ -101,6 +97,8 @@ def reject(
     reviewer: str | None = ReviewerOption,
 ) -> None:
     """Reject a pending proposal."""
+    from lyra.models.learning import RejectProposalRequest
+
     request = parse_one(RejectProposalRequest, {"id": proposal_id, "reason": reason, "reviewer_id": reviewer})
     with operations() as ops:
         print(ops.reject_proposal(request).model_dump_json(indent=2))
@@ -113,6 +111,8 @@ def rules(
     include_retired: bool = typer.Option(False, "--all", help="retired rules too"),
 ) -> None:
     """The learned rules in force, their predicted and observed effect, each component's rule-set version."""
+    from lyra.models.learning import ListRulesRequest
+
     request = parse_one(ListRulesRequest, {"component": component, "include_retired": include_retired})
     with operations() as ops:
         print(ops.list_rules(request).model_dump_json(indent=2))
@@ -126,6 +126,8 @@ def retire(
     reviewer: str | None = ReviewerOption,
 ) -> None:
     """Retire an active learned rule (a new rule-set version without it)."""
+    from lyra.models.learning import RetireRuleRequest
+
     request = parse_one(RetireRuleRequest, {"id": rule_id, "reason": reason, "reviewer_id": reviewer})
     with operations() as ops:
         print(ops.retire_rule(request).model_dump_json(indent=2))
@@ -140,6 +142,8 @@ def rollback(
     reviewer: str | None = ReviewerOption,
 ) -> None:
     """Restore an earlier rule-set version of COMPONENT as a new version."""
+    from lyra.models.learning import RollbackRulesRequest
+
     request = parse_one(
         RollbackRulesRequest, {"component": component, "version": version, "reason": reason, "reviewer_id": reviewer}
     )
@@ -160,6 +164,8 @@ def propose_rule(
     no_measure: bool = typer.Option(False, "--no-measure", help="stance_llm: do not measure (fast)"),
 ) -> None:
     """Write a guideline for a component as a proposal; it takes effect after two distinct approvals."""
+    from lyra.models.learning import ProposeRuleRequest
+
     request = parse_one(
         ProposeRuleRequest,
         {
