@@ -318,11 +318,18 @@ def build_services(settings: Settings, *, apply_schema: bool = True) -> Services
         task_repo=task_repo,
         evidence=evidence,
         tasks=TaskService(task_repo, evidence),
-        materials=MaterialsService(store, task_repo, settings.materials_parallel_queries),
+        materials=MaterialsService(
+            store, task_repo, settings.materials_parallel_queries, passage_chars=settings.evidence_passage_chars
+        ),
         cleanup=CleanupService(store, task_repo, settings.cleanup_batch_size, interventions.forget_task),
         jobs=jobs,
         status=StatusService(
-            store, task_repo, domains.state, settings.scholarly_max_requests_per_task, interventions.summary
+            store,
+            task_repo,
+            domains.state,
+            settings.scholarly_max_requests_per_task,
+            interventions.summary,
+            pair_budget=settings.task_pair_budget,
         ),
         domains=domains,
         feedback=FeedbackService(store, task_repo, domains),

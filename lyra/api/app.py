@@ -111,6 +111,7 @@ ReferenceCandidatesBody = parameters_of(
     api.QueueReferenceCandidatesRequest, without=("task_id",), name="ReferenceCandidatesBody"
 )
 StopTaskBody = parameters_of(api.StopTaskRequest, without=("task_id",), name="StopTaskBody")
+JudgeRemainingBody = parameters_of(api.JudgeRemainingRequest, without=("task_id",), name="JudgeRemainingBody")
 FeedbackBody = parameters_of(trust.FeedbackRequest, without=("task_id",), name="FeedbackBody")
 ViewBody = parameters_of(api.QueryViewRequest, without=("name",), name="ViewBody")
 AuthQueueQuery = parameters_of(api.GetAuthQueueRequest, without=("task_id",), name="AuthQueueQuery")
@@ -410,6 +411,14 @@ def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> 
     def stop_task(task_id: TaskIdPath, body: Annotated[StopTaskBody | None, Body()] = None) -> api.StopTaskResponse:  # type: ignore[valid-type]
         """Stop the task's jobs (graceful | immediate), optionally cleaning up (soft | hard_orphans_only)."""
         return ops.stop_task(api.StopTaskRequest(task_id=task_id, **_fields(body)))
+
+    @app.post(f"{PREFIX}/tasks/{{task_id}}/judge-remaining", tags=["evidence"])
+    def judge_remaining(
+        task_id: TaskIdPath,
+        body: Annotated[JudgeRemainingBody | None, Body()] = None,  # type: ignore[valid-type]
+    ) -> api.JudgeRemainingResponse:
+        """Judge the task's pending candidate pairs now (best first, at most max_pairs, within the pair budget)."""
+        return ops.judge_remaining(api.JudgeRemainingRequest(task_id=task_id, **_fields(body)))
 
     @app.get(f"{PREFIX}/tasks/{{task_id}}/materials", response_model=api.Materials, tags=["evidence"])
     def get_materials(task_id: TaskIdPath, query: Annotated[MaterialsQuery, Query()]) -> Response:

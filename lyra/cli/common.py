@@ -198,6 +198,17 @@ def print_ingest_summary(report: IngestReport) -> None:
         f"({report.pairs_from_cache} from cache), edges {report.edges or '{}'}"
         + (f" ({report.edges_existing} already present)" if report.edges_existing else "")
     )
+    out.print(
+        f"candidate pairs (the task's claims against its passages): {report.pairs_ranked} at or above the relevance "
+        f"floor ({report.pairs_judged} judged now, {report.edges_existing} judged before, {report.pairs_pending} "
+        f"pending), {report.pairs_below_floor} below it, {report.pairs_own_source} left out as a claim's own source"
+    )
+    if report.pairs_pending:
+        out.print(
+            f"[yellow]{report.pairs_pending} candidate pair(s) were not judged[/] (pair budget left: "
+            f"{report.pair_budget_left}); `lyra task judge-remaining {report.task_id}` judges them "
+            "(raise LYRA_TASK_PAIR_BUDGET first if the budget is used up)"
+        )
     if report.extracted_claims:
         out.print("claims extracted by the LLM: " + "; ".join(report.extracted_claims))
     if report.skipped:

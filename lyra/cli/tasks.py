@@ -35,6 +35,7 @@ from lyra.models.api import (
     CreateTaskRequest,
     GetAuthQueueRequest,
     GetMaterialsRequest,
+    JudgeRemainingRequest,
     Materials,
     MaterialsOptions,
     QueryViewRequest,
@@ -119,6 +120,20 @@ def task_cleanup(
     with operations() as ops:
         result = ops.stop_task(StopTaskRequest(task_id=task_id, mode="immediate", cleanup=cleanup))
         out.print_json(json.dumps(result.cleanup_result))
+
+
+@task_app.command("judge-remaining")
+@handle_errors
+def task_judge_remaining(
+    task_id: str,
+    max_pairs: int = typer.Option(1000, "--max-pairs", help="judge at most this many pending pairs (1-1000)"),
+) -> None:
+    """Judge the task's pending pairs: its claims against the passages of the pages it read that reach the relevance
+    floor and have no stance edge yet (after adding claims, raising LYRA_TASK_PAIR_BUDGET, or a stopped job)."""
+    request = parse_one(JudgeRemainingRequest, {"task_id": task_id, "max_pairs": max_pairs})
+    with operations() as ops, ingest_progress() as progress:
+        result = ops.judge_remaining(request, progress)
+    out.print_json(result.model_dump_json())
 
 
 @task_app.command("queue-references")

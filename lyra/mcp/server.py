@@ -265,6 +265,20 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
             read_only=True,
         ),
         ToolSpec(
+            "judge_remaining",
+            "Judge the task's pending pairs",
+            "Judge the task's pending candidate pairs now: its claims against the passages of the pages it read "
+            "that reach the relevance floor and have no stance edge yet (get_status metrics.pairs and each claim's "
+            "coverage in get_materials count them), best first, at most max_pairs per call (default 25; each pair "
+            "takes about a second or more) and within the task's pair budget. Use it after adding claims to a task "
+            "or when pending > 0; call again while pairs_pending > 0.",
+            api.JudgeRemainingRequest,
+            api.JudgeRemainingResponse,
+            ops.judge_remaining,
+            read_only=False,
+            idempotent=True,
+        ),
+        ToolSpec(
             "get_auth_queue",
             "Pages waiting for a person",
             "The task's intervention queue: pages its jobs could not read because of a CAPTCHA, a login wall or a "

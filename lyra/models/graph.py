@@ -104,6 +104,8 @@ class StanceEdgeIn(_Strict):
     source_domain_category: DomainCategory | None = None
     target_domain_category: DomainCategory | None = None
     cause_id: str | None = None
+    # the premise sentence the judge found decisive (the trained judge reads sentences); shown with the passage
+    nli_evidence_sentence: str | None = Field(default=None, max_length=1000)
 
     @model_validator(mode="after")
     def _label_matches_relation(self) -> StanceEdgeIn:

@@ -61,16 +61,21 @@ class IngestReport(BaseModel):
     fragments_new: int = 0
     fragments_existing: int = 0
     fragments_near_duplicate: int = 0
+    # the task's candidate pairs after this run's ranking (all its claims against all fragments of the pages it
+    # read): at or above the relevance floor (pairs_ranked), below it, left out as a claim's own source, and above
+    # the floor but not judged (the task's pair budget ran out, or the run was stopped): judge_remaining judges those
     pairs_ranked: int = 0
+    pairs_below_floor: int = 0
+    pairs_own_source: int = 0
+    pairs_pending: int = 0
+    pair_budget_left: int | None = None  # judged pairs the task may still have after this run (None: not judged)
     ranking_rules_version: int = Field(
         default=0, description="the evidence-ranking learned rule-set version the pairs were ranked under"
     )
-    pairs_judged: int = 0
-    # of pairs_judged, answered without the model: from the NLI cache, or already recorded in the graph (a stance
-    # edge written by any worker, on any host, is the pair's judgement: it is never judged again)
-    pairs_from_cache: int = 0
-    edges: dict[str, int] = Field(default_factory=dict)
-    edges_existing: int = 0
+    pairs_judged: int = 0  # judged in this run (a pair with a stance edge, from any worker, is never judged again)
+    pairs_from_cache: int = 0  # of pairs_judged, answered from the NLI cache
+    edges: dict[str, int] = Field(default_factory=dict)  # relations of the candidates' edges, old and new
+    edges_existing: int = 0  # candidates that already had their stance edge
     skipped: list[SkippedItem] = Field(default_factory=list)
     extracted_claims: list[str] = Field(default_factory=list)
     seconds_total: float = 0.0

@@ -34,6 +34,8 @@ from lyra.models.api import (
     GraphEdge,
     GraphNode,
     Health,
+    JudgeRemainingRequest,
+    JudgeRemainingResponse,
     Materials,
     MaterialsOptions,
     QueryGraphRequest,
@@ -253,6 +255,26 @@ class Operations:
         )
         self.tasks.mark_ran(report.task_id)  # the task has run, as if its jobs had: not 'created' any more
         return report
+
+    def judge_remaining(
+        self, request: JudgeRemainingRequest, progress: Progress | None = None
+    ) -> JudgeRemainingResponse:
+        """Judge the task's pending candidate pairs (above the relevance floor, no stance edge yet) now, best first,
+        at most ``max_pairs`` and within the task's pair budget: after claims were added, after the budget was
+        raised, or after a job stopped while judging."""
+        report = self._ingest().judge_remaining(request.task_id, max_pairs=request.max_pairs, progress=progress)
+        return JudgeRemainingResponse(
+            task_id=report.task_id,
+            pairs_judged=report.pairs_judged,
+            pairs_pending=report.pairs_pending,
+            pairs_candidates=report.pairs_ranked,
+            pairs_below_floor=report.pairs_below_floor,
+            pairs_own_source=report.pairs_own_source,
+            pair_budget_left=report.pair_budget_left or 0,
+            edges=report.edges,
+            skipped=[f"{s.item}: {s.reason}" for s in report.skipped],
+            seconds=round(report.seconds_total, 3),
+        )
 
     def research(self, request: ResearchRequest, progress: Progress | None = None) -> IngestReport:
         """A question researched over a local corpus: the task (id derived from the question, as create_task

@@ -32,6 +32,7 @@ def dummy_params(query: CypherQuery) -> dict[str, Any]:
             "stale_seconds",
             "max_attempts",
             "evidence_limit",
+            "pages_per_item",
             "version",
             "samples",
             "train_samples",
