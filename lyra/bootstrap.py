@@ -121,6 +121,7 @@ class Services:
                 enrich_local=s.identifier_enrichment_local,
                 citations=(lambda: self.citation_detector) if s.web_citation_detection else None,
                 interventions=self.interventions,
+                academic_search=s.academic_search,
             ),
             workers=s.job_workers,
             poll_seconds=s.job_poll_seconds,

@@ -359,7 +359,8 @@ def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> 
 
     @app.post(f"{PREFIX}/tasks", status_code=201, tags=["tasks"])
     def create_task(request: api.CreateTaskRequest) -> api.CreateTaskResponse:
-        """Create a research task for a hypothesis (it becomes the first claim)."""
+        """Create a research task for a hypothesis (it becomes the first claim; a question only names the task and
+        needs config.claims)."""
         return ops.create_task(request)
 
     @app.get(f"{PREFIX}/tasks", tags=["tasks"])

@@ -279,10 +279,21 @@ def print_job_results(jobs: list[JobInfo]) -> None:
                 + (", ".join(f"{k} {v}" for k, v in fates.items()) or "none"),
                 highlight=False,
             )
+            below = [c for c in web.get("candidates") or [] if c.get("fate") == "below_floor"]
+            if below:
+                out.print(
+                    f"  {len(below)} result(s) below the relevance floor {web.get('relevance_floor')}, not fetched: "
+                    + "; ".join(f"{c.get('title') or c.get('url')} ({c.get('relevance')})" for c in below[:5])
+                    + ("; ..." if len(below) > 5 else ""),
+                    highlight=False,
+                    markup=False,
+                )
             for warning in web.get("warnings") or []:
                 out.print(f"  [yellow]warning[/]: {escape(str(warning))}")
         academic = result.get("academic")
-        if isinstance(academic, dict):
+        if isinstance(academic, dict) and academic.get("searched") is False:
+            out.print(f"  academic search skipped: {escape(str(academic.get('reason') or ''))}")
+        elif isinstance(academic, dict):
             stages = academic.get("stages") or {}
             out.print(
                 f"  seeds {len(academic.get('seeds') or [])}; citation expansion: "

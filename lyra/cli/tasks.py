@@ -27,7 +27,6 @@ from lyra.cli.common import (
     settings_from_env,
 )
 from lyra.core.errors import InvalidInputError
-from lyra.core.ids import task_id_for
 from lyra.models.api import (
     MATERIALS_PAGE_MAX,
     AddClaimsRequest,
@@ -43,9 +42,10 @@ from lyra.models.api import (
     ResolveAuthRequest,
     StopTaskRequest,
     Target,
+    TargetOptions,
     TaskConfig,
 )
-from lyra.models.ingest import IngestReport, IngestRequest, ResearchRequest
+from lyra.models.ingest import IngestReport, IngestRequest, ResearchRequest, ResearchStart
 from lyra.models.validation import parse_one
 
 if TYPE_CHECKING:  # imported where used: `lyra --help` stays fast (tests/unit/test_cli_startup.py)
@@ -59,9 +59,16 @@ CleanupChoice = Literal["soft", "hard"]
 
 @task_app.command("create")
 @handle_errors
-def task_create(task_id: str, hypothesis: str) -> None:
-    """Create a task; its hypothesis becomes its first claim."""
-    request = parse_one(CreateTaskRequest, {"hypothesis": hypothesis, "config": {"task_id": task_id}})
+def task_create(
+    task_id: str,
+    hypothesis: str,
+    claim: list[str] = typer.Option(
+        [], "--claim", help="a further claim to judge (repeatable); required when the hypothesis is a question"
+    ),
+) -> None:
+    """Create a task; its hypothesis becomes its first claim, unless it is a question: a question only names the
+    task, and its claims are the --claim statements."""
+    request = parse_one(CreateTaskRequest, {"hypothesis": hypothesis, "config": {"task_id": task_id, "claims": claim}})
     with operations() as ops:
         out.print_json(ops.create_task(request).model_dump_json())
 
@@ -310,36 +317,66 @@ def ingest(
 @handle_errors
 def research(
     question: str,
+    claim: list[str] = typer.Option(
+        [],
+        "--claim",
+        help="a statement to judge (repeatable); without one, a question is turned into claims by the LLM",
+    ),
     corpus: list[Path] = typer.Option([], "--corpus", help="file or folder to read (repeatable)"),
     task: str | None = typer.Option(None, "--task", help="task id (default: derived from the question, as MCP does)"),
-    extract_claims: bool = typer.Option(False, "--extract-claims"),
-    academic: bool = typer.Option(
-        True,
+    extract_claims: bool = typer.Option(False, "--extract-claims", help="let the LLM propose claims from the corpus"),
+    academic: bool | None = typer.Option(
+        None,
         "--academic/--no-academic",
-        help="also run a query job for the question: the web search (LYRA_WEB_SEARCH_ENGINES) and Semantic Scholar "
-        "and OpenAlex with citation expansion",
+        help="search Semantic Scholar and OpenAlex (citation expansion included) for the question; default: "
+        "LYRA_ACADEMIC_SEARCH (always)",
     ),
-    timeout: float = typer.Option(3600.0, "--timeout", help="seconds to wait for the academic search to finish"),
+    web: bool = typer.Option(True, "--web/--no-web", help="search the web (LYRA_WEB_SEARCH_ENGINES) for the question"),
+    timeout: float = typer.Option(3600.0, "--timeout", help="seconds to wait for the web and academic search"),
 ) -> None:
-    """Create a task for QUESTION (its hypothesis and first claim) and build its evidence: the local corpus
-    (--corpus), the web and the academic literature (a query job: web search, pages fetched; academic search,
-    citation expansion, abstracts judged). Without a network the failing source is named and the task keeps what
-    the other sources gave."""
+    """Research QUESTION: a task (created, or continued), its claims, and their evidence from the local corpus
+    (--corpus), the web and the academic literature (one query job: web search, pages fetched above the relevance
+    floor; academic search, citation expansion, abstracts judged). A question is never judged itself: its claims are
+    the --claim statements or, without them, the claims the LLM states for it; a statement is the first claim.
+    Without a network the failing source is named and the task keeps what the other sources gave."""
     request = parse_one(
-        ResearchRequest, {"question": question, "corpus": corpus, "task_id": task, "extract_claims": extract_claims}
+        ResearchRequest,
+        {"question": question, "claims": claim, "corpus": corpus, "task_id": task, "extract_claims": extract_claims},
     )
-    task_id = request.task_id or task_id_for(request.question)
     with open_services() as services:
         ops = services.operations
+        start = ops.start_research(request)
+        _print_research_start(start)
         if request.corpus:
+            ingest_request = IngestRequest(task_id=start.task_id, paths=request.corpus, extract_claims=extract_claims)
             with ingest_progress() as progress:
-                print_ingest_summary(ops.research(request, progress))
-        elif not ops.task_exists(task_id):
-            ops.create_task(CreateTaskRequest(hypothesis=request.question, config=TaskConfig(task_id=task_id)))
-        if academic:
-            targets = [Target(kind="query", value=request.question)]
-            print_job_results(run_jobs(services, task_id, targets, timeout))
-        out.print(materials_table(_materials(ops, task_id, 0)))
+                print_ingest_summary(ops.ingest(ingest_request, progress))
+        mode = None if academic is None else ("always" if academic else "off")
+        if web or mode != "off":
+            options = TargetOptions(web_search=web, academic_search=mode)
+            targets = [Target(kind="query", value=request.question, options=options)]
+            print_job_results(run_jobs(services, start.task_id, targets, timeout))
+        else:
+            out.print("no query job: --no-web and --no-academic (only the local corpus was read)")
+        out.print(materials_table(_materials(ops, start.task_id, 0)))
+
+
+def _print_research_start(start: ResearchStart) -> None:
+    verb = "created" if start.created else "continued"
+    if start.question:
+        out.print(f"task {start.task_id} {verb}: the question names it and is not judged itself", highlight=False)
+    else:
+        out.print(f"task {start.task_id} {verb}", highlight=False)
+    source = {
+        "question": "the statement itself",
+        "given": "--claim",
+        "llm": "stated by the LLM from the question",
+        "existing": "the task's claims so far",
+    }[start.claims_from]
+    out.print(f"claims judged ({source}):", highlight=False)
+    for text in start.claims:
+        mark = " (new)" if text in start.claims_added else ""
+        out.print(f"  - {text}{mark}", highlight=False, markup=False)
 
 
 @handle_errors

@@ -196,6 +196,9 @@ class Settings(BaseSettings):
     api_max_body_bytes: int = Field(default=1_000_000, ge=1024)
 
     # --- academic research flow (seed 003 Steps 2, 3, 5; decisions 5, 6, 11): what a doi / query job reads
+    # whether a query job searches Semantic Scholar and OpenAlex too: always | auto (only a query that looks academic,
+    # or when the web read no page) | off; a target's options.academic_search wins; the job result says why it skipped
+    academic_search: Literal["always", "auto", "off"] = "always"
     academic_search_limit: int = Field(default=20, ge=1, le=100)  # papers asked of each API per query
     academic_query_top_k: int = Field(default=5, ge=1, le=100)  # a query's papers read as abstract pages (seeds)
     citation_top_n_papers: int = Field(default=5, ge=0, le=100)  # seeds whose citations are followed

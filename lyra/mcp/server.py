@@ -38,7 +38,8 @@ REFUTES / NEUTRAL edges decided by an NLI model. Every claim gets a Bayesian con
 controversy, traceable to fragment, page and domain.
 
 Workflow:
-1. create_task(hypothesis) -> task_id. The hypothesis becomes the first claim; add more in config.claims.
+1. create_task(hypothesis) -> task_id. The hypothesis becomes the first claim; add more in config.claims. A question
+   is never judged: a question as hypothesis only names the task and needs config.claims (statements answering it).
 2. queue_targets(task_id, targets) -> returns at once; the work runs as background jobs.
 3. get_status(task_id, wait=30) -> long-polls until something changes; repeat until milestones.jobs_drained.
 4. get_materials(task_id) -> claims with confidence, uncertainty, controversy and their evidence.
@@ -195,7 +196,8 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
             "create_task",
             "Create a research task",
             "Start here. Creates a task for a hypothesis (it becomes the task's first claim; config.claims adds "
-            "more) and returns its task_id. Optional budget: config.max_pages, config.max_seconds. "
+            "more; a question only names the task and needs config.claims: statements, never questions) and returns "
+            "its task_id. Optional budget: config.max_pages, config.max_seconds. "
             "Next: queue_targets.",
             api.CreateTaskRequest,
             api.CreateTaskResponse,
@@ -226,8 +228,10 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
             "abstracts). doi: a paper (e.g. 10.1038/nature12373): its abstract is read and judged, and its "
             "references and citations are followed, budgeted (options.expand_citations=false: the paper only). "
             "query: search words: searched on the web (a SearXNG instance or a browser results page; the best "
-            "ranked result pages are fetched within the task's page budget) and, when they look academic or the web "
-            "read no page, in the academic APIs (Semantic Scholar, OpenAlex). url: a paper address (doi.org, "
+            "ranked results whose title and snippet reach the relevance floor against the task's claims are fetched "
+            "within the task's page budget) and in the academic APIs (Semantic Scholar, OpenAlex; "
+            "options.academic_search always | auto | off, options.web_search false: no web); the job result says "
+            "when and why a part was skipped. url: a paper address (doi.org, "
             "semanticscholar.org, openalex.org, arxiv.org, PubMed) is read through the academic APIs; another web "
             "page or PDF is fetched through the SSRF guard, the domain gate and robots.txt (a CAPTCHA, login or "
             "consent wall parks the job for a person: get_auth_queue).",

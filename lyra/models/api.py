@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, StringConstraints
 
 from lyra.core.ids import TASK_ID_PATTERN
+from lyra.core.text import question_cue
 
 LINE_BREAKS = frozenset("\t\n\r")
 
@@ -27,6 +28,17 @@ def multi_line(value: str) -> str:
     """Free text that may span lines (a reason, a Cypher query): tabs and line breaks, no other control character."""
     if any(unicodedata.category(ch) in ("Cc", "Cs") and ch not in LINE_BREAKS for ch in value):
         raise ValueError("must not contain control characters other than tabs and line breaks")
+    return value
+
+
+def not_a_question(value: str) -> str:
+    """A claim is a statement the judge can find supported or refuted; a question never is (issue 25 item 6)."""
+    cue = question_cue(value)
+    if cue is not None:
+        raise ValueError(
+            f"is a question, not a claim ({cue}); state what should be checked as a statement, e.g. 'Access to "
+            "microcredit increases household consumption' rather than 'Does access to microcredit increase ...?'"
+        )
     return value
 
 
@@ -65,9 +77,12 @@ TaskId = Annotated[str, Field(pattern=TASK_ID_PATTERN.pattern, description="a ta
 Text = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000), AfterValidator(single_line)
 ]
+# a claim: one line of text that is not a question (lyra.core.text.question_cue); refused on every door naming the field
+ClaimText = Annotated[Text, AfterValidator(not_a_question)]
 JsonParams = Annotated[dict[str, Any], AfterValidator(no_lone_surrogates)]
 JobState = Literal["queued", "running", "waiting", "done", "failed", "cancelled", "skipped"]
 TargetKind = Literal["query", "url", "doi", "file"]
+AcademicSearchMode = Literal["always", "auto", "off"]
 MAX_TARGETS = 200
 
 
@@ -82,8 +97,11 @@ class Response(BaseModel):
 # ----------------------------------------------------------------------------- tasks
 class TaskConfig(Request):
     task_id: TaskId | None = Field(default=None, description="choose the id; generated from the hypothesis if absent")
-    claims: list[Text] = Field(
-        default_factory=list, max_length=100, description="claims to test besides the hypothesis"
+    claims: list[ClaimText] = Field(
+        default_factory=list,
+        max_length=100,
+        description="claims to test besides the hypothesis: statements, never questions (a question is refused); "
+        "required when the hypothesis is a question",
     )
     max_pages: int | None = Field(default=None, ge=1, le=100_000, description="budget: documents the jobs may ingest")
     max_seconds: float | None = Field(default=None, gt=0, le=86_400, description="budget: seconds of job time")
@@ -93,7 +111,11 @@ class TaskConfig(Request):
 
 
 class CreateTaskRequest(Request):
-    hypothesis: Text = Field(description="the statement to research; it becomes the task's first claim")
+    hypothesis: Text = Field(
+        description="the statement to research; it becomes the task's first claim. A question (ending with '?', or "
+        "opening like one: 'Does ...', 'Is ...', 'Why ...') only names the task and is never judged: give the claims "
+        "that answer it in config.claims"
+    )
     config: TaskConfig = Field(default_factory=TaskConfig)
 
 
@@ -103,6 +125,7 @@ class CreateTaskResponse(Response):
     claim_ids: list[str]
     status: str
     next_step: str = Field(description="what to call next")
+    notes: list[str] = Field(default_factory=list, description="how the request was read (a question hypothesis)")
 
 
 class TaskSummary(Response):
@@ -122,11 +145,12 @@ MAX_CLAIMS_PER_CALL = 100
 
 class AddClaimsRequest(Request):
     task_id: TaskId
-    claims: list[Text] = Field(
+    claims: list[ClaimText] = Field(
         min_length=1,
         max_length=MAX_CLAIMS_PER_CALL,
-        description="claims to add to the task (one line each, at most 4000 characters); a text the task already "
-        "holds, ignoring case, extra whitespace and trailing punctuation, is not added again",
+        description="claims to add to the task: statements, never questions (one line each, at most 4000 "
+        "characters); a text the task already holds, ignoring case, extra whitespace and trailing punctuation, is "
+        "not added again",
     )
 
 
@@ -163,6 +187,13 @@ class TargetOptions(Request):
         "pages, CITES from the naming page); default: on for url and query targets, LYRA_IDENTIFIER_ENRICHMENT_LOCAL "
         "for file targets",
     )
+    academic_search: AcademicSearchMode | None = Field(
+        default=None,
+        description="query targets: search Semantic Scholar and OpenAlex too: always | auto (only when the query "
+        "looks academic or the web read no page) | off; default LYRA_ACADEMIC_SEARCH (always). The job result says "
+        "when and why the academic search was skipped",
+    )
+    web_search: bool = Field(default=True, description="query targets: search the web (false: the academic APIs only)")
 
 
 class Target(Request):

@@ -8,6 +8,7 @@ from urllib.parse import urlparse
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from lyra.core.ids import TASK_ID_PATTERN
+from lyra.core.text import question_cue
 
 StanceRelation = Literal["SUPPORTS", "REFUTES", "NEUTRAL"]
 NLILabel = Literal["entailment", "contradiction", "neutral"]
@@ -91,6 +92,16 @@ class ClaimIn(_Strict):
     @classmethod
     def _distinct(cls, value: list[str]) -> list[str]:
         return list(dict.fromkeys(value))
+
+    @field_validator("text")
+    @classmethod
+    def _a_statement(cls, value: str) -> str:
+        """The last guard of issue 25 item 6: whatever door a claim came through, a question is never stored as one
+        (the doors refuse it earlier, naming their own field)."""
+        cue = question_cue(value)
+        if cue is not None:
+            raise ValueError(f"is a question, not a claim ({cue})")
+        return value
 
 
 class StanceEdgeIn(_Strict):

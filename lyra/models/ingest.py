@@ -4,10 +4,11 @@ background jobs keep a summary of the same report)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lyra.models.api import TaskId, Text
+from lyra.models.api import ClaimText, TaskId, Text
 
 
 class IngestRequest(BaseModel):
@@ -19,21 +20,43 @@ class IngestRequest(BaseModel):
 
     task_id: TaskId
     paths: list[Path] = Field(min_length=1, description="files or folders (HTML, Markdown, text, JSONL abstracts)")
-    claims: list[Text] = Field(default_factory=list, max_length=100)
-    hypothesis: Text | None = None
+    claims: list[ClaimText] = Field(default_factory=list, max_length=100, description="statements, never questions")
+    hypothesis: Text | None = Field(
+        default=None, description="names the task; its first claim too unless it is a question (then claims are needed)"
+    )
     extract_claims: bool = False
 
 
 class ResearchRequest(BaseModel):
-    """A question researched over a local corpus (and, from the CLI, the academic APIs); the task id is derived from
-    the question unless given."""
+    """A question researched over a local corpus (and, from the CLI, the web and the academic APIs); the task id is
+    derived from the question unless given. A question is never judged: its claims are ``claims`` or, without them,
+    extracted from it by the LLM; a statement given as ``question`` is the first claim itself."""
 
     model_config = ConfigDict(extra="forbid")
 
     question: Text
+    claims: list[ClaimText] = Field(
+        default_factory=list, max_length=100, description="the statements to judge (never questions)"
+    )
     corpus: list[Path] = Field(default_factory=list, description="local files or folders to read (may be empty)")
     task_id: TaskId | None = None
     extract_claims: bool = False
+
+
+class ResearchStart(BaseModel):
+    """How ``lyra research`` read its question: the task, and the claims it judges (a question is never one)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: str
+    created: bool = Field(description="the task was created now (else an existing one is continued)")
+    question: bool = Field(description="the text reads as a question: it names the task and is never judged")
+    claims_added: list[str] = Field(description="the claims added to the task now")
+    claims_from: Literal["question", "given", "llm", "existing"] = Field(
+        description="question: the text is a statement, the task's first claim; given: --claim / claims; llm: "
+        "extracted from the question by the LLM; existing: the task's claims already there"
+    )
+    claims: list[str] = Field(description="every claim of the task after this step")
 
 
 class SkippedItem(BaseModel):

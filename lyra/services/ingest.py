@@ -59,6 +59,7 @@ T = TypeVar("T")
 Progress = Callable[[str, int], None]  # (counter name, increment)
 EXACT_COSINE = 0.9999
 JUDGE_BATCH = 16  # pairs given to the judge at once
+PAIR_LEASE_SECONDS = 900  # how long a worker holds the pairs of the batch it judges (a dead worker's lease expires)
 
 
 @dataclass
@@ -99,6 +100,16 @@ def _page_type(doc: SourceDocument) -> PageType:
     if doc.page_type in ("academic", "academic_abstract", "pdf"):
         return cast(PageType, doc.page_type)
     return "local" if doc.url.startswith("file:") else "web"
+
+
+@dataclass(frozen=True)
+class _Verdicts:
+    """What turns a judge's answers into edges for one run: the calibrator in force and the judge's identity."""
+
+    calibrator: Calibrator | None
+    calibrator_version: int | None
+    judge_id: str
+    rules_version: int
 
 
 @dataclass
@@ -627,48 +638,85 @@ class IngestService:
         cache = self.judge.cache if isinstance(self.judge, CachedJudge) else None
         hits_before = cache.hits if cache else 0
         calibrator, calibrator_version = self.calibrator() if self.calibrator else (None, None)
-        judge_id, rules_version = self.judge.model_id, int(getattr(self.judge, "rules_version", 0))
+        stamp = _Verdicts(
+            calibrator, calibrator_version, self.judge.model_id, int(getattr(self.judge, "rules_version", 0))
+        )
         counts: Counter[str] = Counter()
+        holder = new_id("lease")
         for first in range(0, len(todo), JUDGE_BATCH):
             batch = todo[first : first + JUDGE_BATCH]
             pairs = [(claims[p.claim_index], fragments[p.fragment_index]) for p in batch]
-            edges: list[dict[str, Any]] = []
-            for (claim, fragment), result in self._judged(pairs, report, timer):
-                report.pairs_judged += 1
-                confidence = result.confidence
-                if not 0.0 <= confidence <= 1.0:  # model output validated before it becomes evidence
-                    report.skipped.append(
-                        SkippedItem(
-                            item=f"pair {fragment.fragment_id} / {claim.claim_id}", reason=f"judge said {confidence}"
-                        )
-                    )
-                    continue
-                calibrated = calibrator.apply(confidence) if calibrator is not None else None
-                edges.append(
-                    {
-                        "fragment_id": fragment.fragment_id,
-                        "claim_id": claim.claim_id,
-                        "relation": RELATION_FOR_LABEL[result.label],
-                        "nli_label": result.label,
-                        "nli_confidence": round(calibrated if calibrated is not None else confidence, 6),
-                        "nli_confidence_raw": round(confidence, 6) if calibrated is not None else None,
-                        "nli_calibrator_version": calibrator_version if calibrated is not None else None,
-                        "nli_evidence_sentence": _bounded_sentence(result.sentence),
-                        "source_domain_category": fragment.category,
-                        "cause_id": report.cause_id,
-                    }
+            # another worker ranking the same task may be judging some of these right now: leave those to it
+            keys = [f"{f.fragment_id}|{c.claim_id}" for c, f in pairs]
+            rows = [
+                {"key": k, "fragment_id": f.fragment_id, "claim_id": c.claim_id}
+                for k, (c, f) in zip(keys, pairs, strict=True)
+            ]
+            held = {
+                r["key"]
+                for r in self.store.run(
+                    "coverage/lease_pairs",
+                    {"task_id": report.task_id, "pairs": rows, "holder": holder, "seconds": PAIR_LEASE_SECONDS},
                 )
-            if edges:
-                written = self.evidence.create_stance_edges(edges)
-                # which judge and learned rule set made the verdicts (issue 15): any edge traces to the rules in force
-                stamped = [{"fragment_id": e["fragment_id"], "claim_id": e["claim_id"]} for e in edges]
-                self.store.run(
-                    "learning/stamp_edges", {"pairs": stamped, "judge_id": judge_id, "rules_version": rules_version}
-                )
-                report.edges_existing += len(edges) - written.created
-                counts.update(e["relation"] for e in edges)
-                judged_now.update(e["claim_id"] for e in edges)
-                tick("edges", written.created)
+            }
+            pairs = [pair for pair, key in zip(pairs, keys, strict=True) if key in held]
+            try:
+                self._judge_batch(pairs, report, timer, stamp, tick, counts, judged_now)
+            finally:
+                self.store.run("coverage/release_pairs", {"keys": sorted(held), "holder": holder})
             report.pairs_from_cache = (cache.hits - hits_before) if cache else 0
             tick("pairs", len(batch))
         return counts
+
+    def _judge_batch(
+        self,
+        pairs: list[tuple[ClaimToJudge, FragmentToJudge]],
+        report: IngestReport,
+        timer: _Timer,
+        stamp: _Verdicts,
+        tick: Progress,
+        counts: Counter[str],
+        judged_now: Counter[str],
+    ) -> None:
+        """Judge one leased batch and write its edges (with the judge's stamp) in one go."""
+        if not pairs:
+            return
+        calibrator, calibrator_version = stamp.calibrator, stamp.calibrator_version
+        edges: list[dict[str, Any]] = []
+        for (claim, fragment), result in self._judged(pairs, report, timer):
+            report.pairs_judged += 1
+            confidence = result.confidence
+            if not 0.0 <= confidence <= 1.0:  # model output validated before it becomes evidence
+                report.skipped.append(
+                    SkippedItem(
+                        item=f"pair {fragment.fragment_id} / {claim.claim_id}", reason=f"judge said {confidence}"
+                    )
+                )
+                continue
+            calibrated = calibrator.apply(confidence) if calibrator is not None else None
+            edges.append(
+                {
+                    "fragment_id": fragment.fragment_id,
+                    "claim_id": claim.claim_id,
+                    "relation": RELATION_FOR_LABEL[result.label],
+                    "nli_label": result.label,
+                    "nli_confidence": round(calibrated if calibrated is not None else confidence, 6),
+                    "nli_confidence_raw": round(confidence, 6) if calibrated is not None else None,
+                    "nli_calibrator_version": calibrator_version if calibrated is not None else None,
+                    "nli_evidence_sentence": _bounded_sentence(result.sentence),
+                    "source_domain_category": fragment.category,
+                    "cause_id": report.cause_id,
+                }
+            )
+        if edges:
+            written = self.evidence.create_stance_edges(edges)
+            # which judge and learned rule set made the verdicts (issue 15): any edge traces to the rules in force
+            stamped = [{"fragment_id": e["fragment_id"], "claim_id": e["claim_id"]} for e in edges]
+            self.store.run(
+                "learning/stamp_edges",
+                {"pairs": stamped, "judge_id": stamp.judge_id, "rules_version": stamp.rules_version},
+            )
+            report.edges_existing += len(edges) - written.created
+            counts.update(e["relation"] for e in edges)
+            judged_now.update(e["claim_id"] for e in edges)
+            tick("edges", written.created)

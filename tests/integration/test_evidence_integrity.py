@@ -250,3 +250,33 @@ def test_a_run_stopped_while_judging_keeps_the_edges_of_the_batches_it_finished(
     rest = lyra.operations.judge_remaining(JudgeRemainingRequest(task_id="integrity_stopped"))
     assert (rest.pairs_judged, rest.pairs_pending) == (4, 0)
     assert edges_by_text(lyra, "integrity_stopped") == edges_by_text(lyra, "integrity_one")
+
+
+def test_a_pair_another_worker_is_judging_is_left_to_it_until_its_lease_expires(lyra: Services, corpus: Path) -> None:
+    lyra.tasks.create_task("integrity_leased", CLAIM)
+    lyra.evidence.record_task_reads(
+        "integrity_leased",
+        [r["page_id"] for r in lyra.store.run("evidence/fragments_by_ids", {"ids": [fragment_id(lyra, INDIA)]})],
+        "test",
+    )
+    (claim,) = [c for c in claim_materials(lyra, "integrity_leased", evidence_limit=0)]
+    key = f"{fragment_id(lyra, INDIA)}|{claim.claim_id}"
+    lyra.store.driver.execute_query(
+        "CREATE (:PairLease {key: $key, holder: 'another worker', task_id: 'integrity_leased', "
+        "until: datetime() + duration({minutes: 10})})",
+        key=key,
+        database_=lyra.store.database,
+    )
+    busy = lyra.operations.judge_remaining(JudgeRemainingRequest(task_id="integrity_leased"))
+    assert (busy.pairs_judged, busy.pairs_pending) == (0, 1)
+    lyra.store.driver.execute_query(
+        "MATCH (l:PairLease {key: $key}) SET l.until = datetime() - duration({seconds: 1})",
+        key=key,
+        database_=lyra.store.database,
+    )
+    freed = lyra.operations.judge_remaining(JudgeRemainingRequest(task_id="integrity_leased"))
+    assert (freed.pairs_judged, freed.pairs_pending) == (1, 0)
+    records, _, _ = lyra.store.driver.execute_query(
+        "MATCH (l:PairLease) RETURN count(l) AS n", database_=lyra.store.database
+    )
+    assert records[0]["n"] == 0  # released after the batch was written

@@ -28,6 +28,7 @@ TOOLS = {
     "get_auth_queue": (True, False),
     "resolve_auth": (False, False),
     "stop_task": (False, True),
+    "judge_remaining": (False, False),
     "get_materials": (True, False),
     "get_evidence_graph": (True, False),
     "query_graph": (True, False),
@@ -105,7 +106,12 @@ def test_add_claims_returns_the_claim_the_task_holds_and_names_a_bad_claim(examp
     assert not error and again["claims"][0] == {**out["claims"][1], "created": False}
     error, out = call(example, "add_claims", {"task_id": "no_such_task", "claims": ["A claim"]})
     assert error and out["error"] == "not_found"
-    for claims, field in (([""], "claims[0]"), (["ok", "x" * 4001], "claims[1]"), ([], "claims")):
+    for claims, field in (
+        ([""], "claims[0]"),
+        (["ok", "x" * 4001], "claims[1]"),
+        ([], "claims"),
+        (["Does vitamin D lower blood pressure?"], "claims[0]"),  # a question is never a claim
+    ):
         error, out = call(example, "add_claims", {"task_id": TASK, "claims": claims})
         assert error and (out["error"], out["field"]) == ("invalid_input", field)
 
