@@ -106,6 +106,7 @@ def parameters_of(model: type[BaseModel], *, without: tuple[str, ...] = (), name
 
 
 QueueTargetsBody = parameters_of(api.QueueTargetsRequest, without=("task_id",), name="QueueTargetsBody")
+AddClaimsBody = parameters_of(api.AddClaimsRequest, without=("task_id",), name="AddClaimsBody")
 ReferenceCandidatesBody = parameters_of(
     api.QueueReferenceCandidatesRequest, without=("task_id",), name="ReferenceCandidatesBody"
 )
@@ -366,6 +367,12 @@ def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> 
     def list_tasks(_query: Annotated[NoQuery, Query()]) -> api.TaskList:  # type: ignore[valid-type]
         """All tasks, newest first."""
         return ops.list_tasks()
+
+    @app.post(f"{PREFIX}/tasks/{{task_id}}/claims", tags=["tasks"])
+    def add_claims(task_id: TaskIdPath, body: AddClaimsBody) -> api.AddClaimsResponse:  # type: ignore[valid-type]
+        """Add claims to a task; one it already holds (same text, ignoring case, spacing and trailing punctuation)
+        comes back with created=false."""
+        return ops.add_claims(api.AddClaimsRequest(task_id=task_id, **_fields(body)))
 
     @app.post(f"{PREFIX}/tasks/{{task_id}}/targets", status_code=202, tags=["tasks"])
     def queue_targets(task_id: TaskIdPath, body: QueueTargetsBody) -> api.QueueTargetsResponse:  # type: ignore[valid-type]

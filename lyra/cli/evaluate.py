@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.progress import Progress
 from rich.table import Table
 
 from lyra.cli.common import err, handle_errors, out, settings_from_env
-from lyra.services.evaluation import LABELS, Split, evaluate_judge, fit_stance_combiner, judge_settings
-from lyra.services.relevance_floor import relevance_floor_report
+
+if TYPE_CHECKING:  # the evaluation (numpy, the models) is imported where used: `lyra --help` stays fast
+    from lyra.services.evaluation import Split
 
 eval_app = typer.Typer(help="Measure the models on labelled data.", no_args_is_help=True)
 
@@ -33,6 +34,8 @@ def eval_fit_stance(
     evaluation set; the test half (odd lines) stays held out."""
     if role not in (None, "calibration", "network"):
         raise typer.BadParameter("must be calibration or network", param_hint="--role")
+    from lyra.services.evaluation import fit_stance_combiner
+
     settings = settings_from_env()
     with Progress(console=err, transient=True) as bar:
         task = bar.add_task("features", total=None)
@@ -66,6 +69,8 @@ def eval_nli(
     if split not in splits:
         raise typer.BadParameter(f"must be one of {', '.join(splits)}", param_hint="--split")
     chosen = splits[split]
+    from lyra.services.evaluation import LABELS, evaluate_judge, judge_settings
+
     settings = settings_from_env(stance_mode=mode, stance_calibrate=False if no_calibration else None)
     overrides: dict[str, Any] = {}
     if no_gate:
@@ -139,6 +144,8 @@ def eval_relevance_floor(
         fit = [_TRAINING / "check_covid_train.jsonl"]
         heldout = [_TRAINING / "check_covid_dev.jsonl"]
         by_claim = [_TRAINING / "scifact_train.jsonl"]
+    from lyra.services.relevance_floor import relevance_floor_report
+
     settings = settings_from_env()
     with Progress(console=err, transient=True) as bar:
         task = bar.add_task("embedding", total=None)

@@ -7,9 +7,10 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from lyra.cli.common import (
@@ -25,11 +26,11 @@ from lyra.cli.common import (
     run_jobs,
     settings_from_env,
 )
-from lyra.cli.server import start_managed_if_needed
 from lyra.core.errors import InvalidInputError
-from lyra.core.settings import Settings
 from lyra.models.api import (
     MATERIALS_PAGE_MAX,
+    AddClaimsRequest,
+    AddClaimsResponse,
     CreateTaskRequest,
     GetAuthQueueRequest,
     GetMaterialsRequest,
@@ -46,13 +47,10 @@ from lyra.models.api import (
 )
 from lyra.models.ingest import IngestReport, IngestRequest, ResearchRequest, ResearchStart
 from lyra.models.validation import parse_one
-from lyra.services.demo import (
-    SCHOLARLY_DEMO_DOI,
-    SCHOLARLY_DEMO_HYPOTHESIS,
-    SCHOLARLY_DEMO_TASK,
-    local_scholarly_apis,
-)
-from lyra.services.operations import Operations
+
+if TYPE_CHECKING:  # imported where used: `lyra --help` stays fast (tests/unit/test_cli_startup.py)
+    from lyra.core.settings import Settings
+    from lyra.services.operations import Operations
 
 task_app = typer.Typer(help="Create, list and clean up tasks.", no_args_is_help=True)
 DEMO_TASK = "demo_corpus"
@@ -73,6 +71,35 @@ def task_create(
     request = parse_one(CreateTaskRequest, {"hypothesis": hypothesis, "config": {"task_id": task_id, "claims": claim}})
     with operations() as ops:
         out.print_json(ops.create_task(request).model_dump_json())
+
+
+def print_added_claims(added: AddClaimsResponse) -> None:
+    """One line per requested claim: added, or already held by the task (then nothing was written)."""
+    for claim in added.claims:
+        state = "[green]added[/]" if claim.created else "[yellow]already in the task[/]"
+        out.print(f"{state} {claim.claim_id}: {escape(claim.text)}", highlight=False)
+    out.print(f"{added.created} added, {added.existing} already in the task {added.task_id}", highlight=False)
+
+
+@task_app.command("add-claims")
+@handle_errors
+def task_add_claims(
+    task_id: str,
+    claims: list[str] = typer.Argument(..., help="one or more claims (quote each)"),
+    as_json: bool = typer.Option(False, "--json", help="print the same JSON as MCP/REST add_claims"),
+) -> None:
+    """Add claims to an existing task. A claim the task already holds (the same text, ignoring case, extra spaces and
+    trailing punctuation) is not added twice: its id is shown as already in the task. (MCP/REST add_claims.)"""
+    request = parse_one(AddClaimsRequest, {"task_id": task_id, "claims": claims})
+    with operations() as ops:
+        added = ops.add_claims(request)
+    if as_json:
+        print(added.model_dump_json(indent=2))
+        return
+    print_added_claims(added)
+
+
+task_app.command("add-claim", hidden=True)(task_add_claims)  # the singular, as people type it
 
 
 @task_app.command("list")
@@ -267,14 +294,23 @@ def _ingest_and_show(ops: Operations, run: Callable[[Callable[[str, int], None]]
 def ingest(
     paths: list[Path],
     task: str = typer.Option(..., "--task", help="task id (created when missing; its hypothesis is the first --claim)"),
-    claim: list[str] = typer.Option([], "--claim", help="a claim to judge the documents against (repeatable)"),
+    claim: list[str] = typer.Option(
+        [],
+        "--claim",
+        help="a claim to judge the documents against (repeatable); one the task already holds (same text, ignoring "
+        "case, spaces and trailing punctuation) is not added again",
+    ),
     extract_claims: bool = typer.Option(False, "--extract-claims", help="let the LLM propose claims too"),
 ) -> None:
-    """Ingest local files/folders (HTML, Markdown, text, JSONL abstracts) into a task and judge its claims."""
+    """Ingest local files and folders into a task and judge its claims. Reads PDF (.pdf, its text layer), HTML
+    (.html, .htm), Markdown (.md, .markdown), plain text (.txt) and JSONL abstracts (.jsonl); other files are listed
+    as skipped. Folders are read recursively."""
     request = parse_one(
         IngestRequest, {"task_id": task, "paths": paths, "claims": claim, "extract_claims": extract_claims}
     )
     with operations() as ops:
+        if request.claims and ops.task_exists(request.task_id):
+            print_added_claims(ops.add_claims(AddClaimsRequest(task_id=request.task_id, claims=request.claims)))
         _ingest_and_show(ops, lambda progress: ops.ingest(request, progress))
 
 
@@ -353,6 +389,8 @@ def demo(
     ),
 ) -> None:
     """The main job: managed Neo4j + offline models + the bundled corpus -> evidence graph and materials."""
+    from lyra.cli.server import start_managed_if_needed
+
     settings = settings_from_env()
     start_managed_if_needed()
     if scholarly:
@@ -383,6 +421,13 @@ def demo(
 
 
 def _scholarly_demo(settings: Settings) -> None:
+    from lyra.services.demo import (
+        SCHOLARLY_DEMO_DOI,
+        SCHOLARLY_DEMO_HYPOTHESIS,
+        SCHOLARLY_DEMO_TASK,
+        local_scholarly_apis,
+    )
+
     corpus = settings.config_dir / "examples" / "scholarly" / "corpus.json"
     with local_scholarly_apis(corpus) as overrides:
         out.print(f"local Semantic Scholar / OpenAlex answering from {corpus} at {overrides['s2_url']}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9(\"'\[])")
 _ABBREVIATIONS = ("e.g.", "i.e.", "et al.", "vs.", "approx.", "Fig.", "No.", "Dr.", "cf.")
@@ -76,3 +77,14 @@ def question_cue(text: str) -> str | None:
 def is_question(text: str) -> bool:
     """Whether ``text`` is a question, never a claim to judge (the rules: :func:`question_cue`)."""
     return question_cue(text) is not None
+
+
+_TRAILING_PUNCTUATION = ".!?;:,…。！？"
+
+
+def claim_key(text: str) -> str:
+    """What makes two claims of a task the same claim: the text compared without case (Unicode case folding, after
+    NFKC normalisation), with runs of whitespace as one space and no trailing punctuation. "Vitamin D  reduces
+    falls." and "vitamin d reduces falls" share a key."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    return " ".join(folded.split()).rstrip(_TRAILING_PUNCTUATION + " ")

@@ -207,12 +207,25 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
             idempotent=False,
         ),
         ToolSpec(
+            "add_claims",
+            "Add claims to a task",
+            "Add claims to an existing task (1-100, one line each). A claim the task already holds (the same text, "
+            "ignoring case, extra whitespace and trailing punctuation) is not added twice: its claim_id comes back "
+            "with created=false. New claims are judged against the task's fragments by judge_remaining, and against "
+            "new sources by the jobs queue_targets starts.",
+            api.AddClaimsRequest,
+            api.AddClaimsResponse,
+            ops.add_claims,
+            read_only=False,
+            idempotent=True,
+        ),
+        ToolSpec(
             "queue_targets",
             "Queue sources to research",
             "Queue targets for a task: {kind: file|query|url|doi, value, options}. Returns at once with one job per "
             "target; the work runs in the background (poll get_status). A target already queued, running or done "
             "for the task is skipped as a duplicate; a cancelled or failed one is queued again (this resumes a "
-            "stopped task). file: a file or folder below the server's allowed folders (.md, .txt, .html, .jsonl "
+            "stopped task). file: a file or folder below the server's allowed folders (.pdf, .md, .txt, .html, .jsonl "
             "abstracts). doi: a paper (e.g. 10.1038/nature12373): its abstract is read and judged, and its "
             "references and citations are followed, budgeted (options.expand_citations=false: the paper only). "
             "query: search words: searched on the web (a SearXNG instance or a browser results page; the best "

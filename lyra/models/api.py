@@ -140,6 +140,34 @@ class TaskList(Response):
     tasks: list[TaskSummary]
 
 
+MAX_CLAIMS_PER_CALL = 100
+
+
+class AddClaimsRequest(Request):
+    task_id: TaskId
+    claims: list[ClaimText] = Field(
+        min_length=1,
+        max_length=MAX_CLAIMS_PER_CALL,
+        description="claims to add to the task: statements, never questions (one line each, at most 4000 "
+        "characters); a text the task already holds, ignoring case, extra whitespace and trailing punctuation, is "
+        "not added again",
+    )
+
+
+class AddedClaimInfo(Response):
+    claim_id: str
+    text: str = Field(description="the claim's text as the task holds it (an existing claim keeps its own wording)")
+    created: bool = Field(description="false: the task already held this claim; its id is returned, nothing written")
+
+
+class AddClaimsResponse(Response):
+    task_id: str
+    claims: list[AddedClaimInfo] = Field(description="one per requested claim, in order")
+    created: int = Field(description="claims added by this call")
+    existing: int = Field(description="requested claims the task already held")
+    next_step: str = Field(description="what to call next")
+
+
 class Health(Response):
     status: Literal["ok"] = "ok"
     neo4j: str = Field(description="the Neo4j server's version string")

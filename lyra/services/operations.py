@@ -19,6 +19,9 @@ from lyra.graph.store import GraphStore, to_plain
 from lyra.graph.tasks import TaskRepository
 from lyra.models.api import (
     MATERIALS_PAGE_MAX,
+    AddClaimsRequest,
+    AddClaimsResponse,
+    AddedClaimInfo,
     AuthQueue,
     CollectGarbageRequest,
     CreateTaskRequest,
@@ -168,6 +171,7 @@ class Operations:
         extra = [c for c in config.claims if c != request.hypothesis or not as_claim]
         if extra:
             claim_ids += self.tasks.add_claims(task_id, extra)
+        claim_ids = list(dict.fromkeys(claim_ids))  # a claim given twice is held once
         if config.max_pages is not None or config.max_seconds is not None:
             self.store.run(
                 "jobs/set_task_budget",
@@ -180,6 +184,20 @@ class Operations:
             status=created["status"],
             next_step="queue_targets(task_id, targets) to gather evidence, then get_status(task_id, wait=...)",
             notes=notes,
+        )
+
+    def add_claims(self, request: AddClaimsRequest) -> AddClaimsResponse:
+        """Add claims to an existing task; a claim the task already holds (same text, ignoring case, extra
+        whitespace and trailing punctuation) is returned, not added again."""
+        added = self.tasks.add_claims_reported(request.task_id, request.claims)
+        created = sum(claim.created for claim in added)
+        return AddClaimsResponse(
+            task_id=request.task_id,
+            claims=[AddedClaimInfo(claim_id=c.claim_id, text=c.text, created=c.created) for c in added],
+            created=created,
+            existing=len(added) - created,
+            next_step="judge_remaining(task_id) judges new claims against the task's fragments; queue_targets "
+            "gathers more sources; get_materials shows them",
         )
 
     @staticmethod
@@ -260,7 +278,7 @@ class Operations:
             as_claim, _ = self._hypothesis_as_claim(request.hypothesis, True, list(request.claims), "claims")
             if not as_claim:
                 self.tasks.create_task(request.task_id, request.hypothesis, hypothesis_as_claim=False)
-        return self._ingest().ingest(
+        report = self._ingest().ingest(
             request.paths,
             request.task_id,
             request.claims,
@@ -268,6 +286,8 @@ class Operations:
             extract_claims=request.extract_claims,
             progress=progress,
         )
+        self.tasks.mark_ran(report.task_id)  # the task has run, as if its jobs had: not 'created' any more
+        return report
 
     def judge_remaining(
         self, request: JudgeRemainingRequest, progress: Progress | None = None
