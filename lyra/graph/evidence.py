@@ -190,12 +190,13 @@ class EvidenceRepository:
 
     def record_task_reads(self, task_id: str, page_ids: Sequence[str], cause_id: str) -> int:
         """Record that the task read these pages (``(Task)-[:READ]->(Page)``, once per task and page)."""
-        if not page_ids:
-            return 0
-        rows = self.store.run(
-            "evidence/record_task_reads", {"task_id": task_id, "page_ids": list(page_ids), "cause_id": cause_id}
-        )
-        return int(rows[0]["pages"]) if rows else 0
+        total = 0
+        for chunk in _batches(list(dict.fromkeys(page_ids)), self.batch_size):
+            rows = self.store.run(
+                "evidence/record_task_reads", {"task_id": task_id, "page_ids": list(chunk), "cause_id": cause_id}
+            )
+            total += int(rows[0]["pages"]) if rows else 0
+        return total
 
     def create_stance_edges(self, edges: Sequence[StanceEdgeIn | dict[str, Any]]) -> WriteResult:
         items = parse_many(StanceEdgeIn, edges, "edges")
