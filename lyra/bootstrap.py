@@ -27,8 +27,9 @@ from lyra.services.domains import DomainGate
 from lyra.services.explore import ExploreService
 from lyra.services.feedback import FeedbackService
 from lyra.services.interventions import CookieStore, InterventionService
-from lyra.services.jobs import JobService, WorkerPool
+from lyra.services.jobs import JobService, WorkerPool, route_jobs
 from lyra.services.learning import LearningService
+from lyra.services.learning_jobs import LEARNING_PROPOSALS, ProposalsExecutor
 from lyra.services.materials import MaterialsService
 from lyra.services.operations import Operations
 from lyra.services.research import ResearchExecutor
@@ -121,6 +122,7 @@ class Services:
                 enrich_local=s.identifier_enrichment_local,
                 citations=(lambda: self.citation_detector) if s.web_citation_detection else None,
                 interventions=self.interventions,
+                academic_search=s.academic_search,
             ),
             workers=s.job_workers,
             poll_seconds=s.job_poll_seconds,
@@ -129,6 +131,8 @@ class Services:
             max_attempts=s.job_max_attempts,
             name=s.worker_name,
         )
+        # a task's targets go to the research executor above; the service's own jobs to theirs
+        pool.executor = route_jobs(pool.executor, {LEARNING_PROPOSALS: ProposalsExecutor(lambda: self.learning)})
         self.jobs.on_queued(pool.wake)
         return pool
 
@@ -318,11 +322,18 @@ def build_services(settings: Settings, *, apply_schema: bool = True) -> Services
         task_repo=task_repo,
         evidence=evidence,
         tasks=TaskService(task_repo, evidence),
-        materials=MaterialsService(store, task_repo, settings.materials_parallel_queries),
+        materials=MaterialsService(
+            store, task_repo, settings.materials_parallel_queries, passage_chars=settings.evidence_passage_chars
+        ),
         cleanup=CleanupService(store, task_repo, settings.cleanup_batch_size, interventions.forget_task),
         jobs=jobs,
         status=StatusService(
-            store, task_repo, domains.state, settings.scholarly_max_requests_per_task, interventions.summary
+            store,
+            task_repo,
+            domains.state,
+            settings.scholarly_max_requests_per_task,
+            interventions.summary,
+            pair_budget=settings.task_pair_budget,
         ),
         domains=domains,
         feedback=FeedbackService(store, task_repo, domains),

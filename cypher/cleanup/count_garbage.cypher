@@ -1,7 +1,8 @@
 // mode: read
 // What the garbage collection would remove now (it runs these counts first, dry run or not), and how many jobs of
-// existing tasks are running. A page is *in use* when one of its fragments has a stance edge to a claim a Task
-// holds; a fragment *stays* when it has such an edge itself or one of its pages is in use. Garbage, in the order it
+// existing tasks are running. A page is *in use* when a Task READ it or one of its fragments has a stance edge to a
+// claim a Task holds; a fragment *stays* when it has such an edge itself or one of its pages is in use (a passage
+// below a task's relevance floor has no edge, but the task read it: it stays for the claims the task adds later). Garbage, in the order it
 // is removed (each step counted as if the steps before it had run):
 // * claims no Task holds (no (:Task)-[:HAS_CLAIM]->), with their stance edges;
 // * fragments that do not stay (once those claims are gone: no stance edge at all, and no page in use);
@@ -20,6 +21,7 @@ CALL () {
   MATCH (f:Fragment)
   WHERE NOT EXISTS { (f)-[:SUPPORTS|REFUTES|NEUTRAL]->(:Claim)<-[:HAS_CLAIM]-(:Task) }
     AND NOT EXISTS { (f)<-[:EXTRACTED_FROM]-(:Claim)<-[:HAS_CLAIM]-(:Task) }  // the source of a held claim stays
+    AND NOT EXISTS { (f)-[:EXTRACTED_FROM]->(:Page)<-[:READ]-(:Task) }
     AND NOT EXISTS {
       (f)-[:EXTRACTED_FROM]->(:Page)<-[:EXTRACTED_FROM]-(:Fragment)
         -[:SUPPORTS|REFUTES|NEUTRAL]->(:Claim)<-[:HAS_CLAIM]-(:Task)
@@ -34,11 +36,15 @@ CALL () {
       (p)<-[:EXTRACTED_FROM]-(:Fragment)-[:EXTRACTED_FROM]->(:Page)<-[:EXTRACTED_FROM]-(:Fragment)
         -[:SUPPORTS|REFUTES|NEUTRAL]->(:Claim)<-[:HAS_CLAIM]-(:Task)
     }
+    AND NOT EXISTS { (p)<-[:READ]-(:Task) }
+    AND NOT EXISTS { (p)<-[:EXTRACTED_FROM]-(:Fragment)-[:EXTRACTED_FROM]->(:Page)<-[:READ]-(:Task) }
     AND NOT EXISTS { (q)<-[:EXTRACTED_FROM]-(:Fragment)-[:SUPPORTS|REFUTES|NEUTRAL]->(:Claim)<-[:HAS_CLAIM]-(:Task) }
     AND NOT EXISTS {
       (q)<-[:EXTRACTED_FROM]-(:Fragment)-[:EXTRACTED_FROM]->(:Page)<-[:EXTRACTED_FROM]-(:Fragment)
         -[:SUPPORTS|REFUTES|NEUTRAL]->(:Claim)<-[:HAS_CLAIM]-(:Task)
     }
+    AND NOT EXISTS { (q)<-[:READ]-(:Task) }
+    AND NOT EXISTS { (q)<-[:EXTRACTED_FROM]-(:Fragment)-[:EXTRACTED_FROM]->(:Page)<-[:READ]-(:Task) }
   RETURN count(r) AS citations
 }
 CALL () {
@@ -48,6 +54,8 @@ CALL () {
       (p)<-[:EXTRACTED_FROM]-(:Fragment)-[:EXTRACTED_FROM]->(:Page)<-[:EXTRACTED_FROM]-(:Fragment)
         -[:SUPPORTS|REFUTES|NEUTRAL]->(:Claim)<-[:HAS_CLAIM]-(:Task)
     }
+    AND NOT EXISTS { (p)<-[:READ]-(:Task) }
+    AND NOT EXISTS { (p)<-[:EXTRACTED_FROM]-(:Fragment)-[:EXTRACTED_FROM]->(:Page)<-[:READ]-(:Task) }
     AND NOT EXISTS {
       (p)-[:CITES]-(q:Page)
       WHERE EXISTS { (q)<-[:EXTRACTED_FROM]-(:Fragment)-[:SUPPORTS|REFUTES|NEUTRAL]->(:Claim)<-[:HAS_CLAIM]-(:Task) }
@@ -55,6 +63,8 @@ CALL () {
            (q)<-[:EXTRACTED_FROM]-(:Fragment)-[:EXTRACTED_FROM]->(:Page)<-[:EXTRACTED_FROM]-(:Fragment)
              -[:SUPPORTS|REFUTES|NEUTRAL]->(:Claim)<-[:HAS_CLAIM]-(:Task)
          }
+         OR EXISTS { (q)<-[:READ]-(:Task) }
+         OR EXISTS { (q)<-[:EXTRACTED_FROM]-(:Fragment)-[:EXTRACTED_FROM]->(:Page)<-[:READ]-(:Task) }
     }
   RETURN count(p) AS pages
 }

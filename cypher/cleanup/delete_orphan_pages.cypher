@@ -5,6 +5,7 @@
 UNWIND $page_ids AS pid
 MATCH (p:Page {id: pid})
 WHERE NOT EXISTS { (p)<-[:EXTRACTED_FROM]-(:Fragment) } AND NOT EXISTS { (p)-[:CITES]-() }
+  AND NOT EXISTS { (p)<-[:READ]-(:Task) }  // a page a task read stays while the task does
 CALL (p) {
   DETACH DELETE p
 } IN TRANSACTIONS OF $batch_size ROWS

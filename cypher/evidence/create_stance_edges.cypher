@@ -9,7 +9,8 @@
 // nli_confidence_raw / nli_calibrator_version are set only when a calibrator mapped the judge's confidence.
 // Params: $claims = [{claim_id, edges: [{id, fragment_id, relation, nli_label, nli_confidence, nli_confidence_raw,
 //                                        nli_calibrator_version, source_domain_category, target_domain_category,
-//                                        cause_id}]}]
+//                                        cause_id, nli_evidence_sentence}]}]
+// nli_evidence_sentence: the premise sentence the judge found decisive (null when the judge does not read sentences).
 UNWIND $claims AS grp
 MATCH (c:Claim {id: grp.claim_id})
 CALL apoc.lock.nodes([c])
@@ -23,7 +24,7 @@ CALL (c, grp, known) {
                                   edge_human_corrected: false, created_at: datetime()}]->(c)
   SET r.nli_confidence_raw = row.nli_confidence_raw, r.nli_calibrator_version = row.nli_calibrator_version,
       r.source_domain_category = row.source_domain_category, r.target_domain_category = row.target_domain_category,
-      r.cause_id = row.cause_id
+      r.cause_id = row.cause_id, r.nli_evidence_sentence = row.nli_evidence_sentence
   RETURN collect({id: row.id, relation: row.relation, weight: coalesce(toFloat(row.nli_confidence), 0.0)}) AS created
 }
 SET c.evidence_support_weight = c.evidence_support_weight

@@ -1,5 +1,8 @@
 // mode: write
-// Take the oldest queued job. However many workers (threads or processes) ask at once, exactly one wins it:
+// Take the job queued first: the lowest queue_seq (handed out by enqueue_jobs in the order targets were queued;
+// a job queued again takes a new number, a job put back by requeue_stale_jobs or resolve_auth keeps its own). Jobs
+// queued before queue_seq existed go first, oldest first. (Ordering by id ran jobs in the order of their random
+// ids within one request.) However many workers (threads or processes) ask at once, exactly one wins it:
 // the node is locked, then its state is compared and set in one SET whose value reads the property it writes,
 // which Cypher reads under the write lock. (A WHERE after apoc.lock.nodes is not enough: it reuses the state
 // the MATCH cached before the lock, and several workers started the same job.) The winner's row has won = true;
@@ -8,7 +11,7 @@
 // attempt: who ran each). Returns no row when nothing is queued.
 // Params: $worker, $claim (a token unique to this call: finish_job and heartbeat_jobs match it), $max_attempts
 MATCH (j:Job {state: 'queued'})
-WITH j ORDER BY j.created_at, j.id LIMIT 1
+WITH j ORDER BY coalesce(j.queue_seq, 0), j.created_at, j.id LIMIT 1
 CALL apoc.lock.nodes([j])
 SET j.state = CASE j.state WHEN 'queued' THEN $claim ELSE j.state END
 WITH j, j.state = $claim AND j.attempts < $max_attempts AS won, j.state = $claim AS taken

@@ -9,7 +9,7 @@ MATCH (j:Job {id: $id})
 CALL apoc.lock.nodes([j])
 SET j.claim = CASE j.claim WHEN $claim THEN $claim + ':finished' ELSE j.claim END
 WITH j WHERE j.claim = $claim + ':finished'
-MATCH (t:Task {id: j.task_id})
+OPTIONAL MATCH (t:Task {id: j.task_id}) // none for a job of the service (enqueue_service_job): nothing to charge
 SET j.state = $state, j.error = $error, j.result = $result, j.finished_at = datetime(), j.updated_at = datetime(),
     j.claim = null,
     t.pages_used = coalesce(t.pages_used, 0) + $pages,

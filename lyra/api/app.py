@@ -106,10 +106,12 @@ def parameters_of(model: type[BaseModel], *, without: tuple[str, ...] = (), name
 
 
 QueueTargetsBody = parameters_of(api.QueueTargetsRequest, without=("task_id",), name="QueueTargetsBody")
+AddClaimsBody = parameters_of(api.AddClaimsRequest, without=("task_id",), name="AddClaimsBody")
 ReferenceCandidatesBody = parameters_of(
     api.QueueReferenceCandidatesRequest, without=("task_id",), name="ReferenceCandidatesBody"
 )
 StopTaskBody = parameters_of(api.StopTaskRequest, without=("task_id",), name="StopTaskBody")
+JudgeRemainingBody = parameters_of(api.JudgeRemainingRequest, without=("task_id",), name="JudgeRemainingBody")
 FeedbackBody = parameters_of(trust.FeedbackRequest, without=("task_id",), name="FeedbackBody")
 ViewBody = parameters_of(api.QueryViewRequest, without=("name",), name="ViewBody")
 AuthQueueQuery = parameters_of(api.GetAuthQueueRequest, without=("task_id",), name="AuthQueueQuery")
@@ -357,13 +359,20 @@ def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> 
 
     @app.post(f"{PREFIX}/tasks", status_code=201, tags=["tasks"])
     def create_task(request: api.CreateTaskRequest) -> api.CreateTaskResponse:
-        """Create a research task for a hypothesis (it becomes the first claim)."""
+        """Create a research task for a hypothesis (it becomes the first claim; a question only names the task and
+        needs config.claims)."""
         return ops.create_task(request)
 
     @app.get(f"{PREFIX}/tasks", tags=["tasks"])
     def list_tasks(_query: Annotated[NoQuery, Query()]) -> api.TaskList:  # type: ignore[valid-type]
         """All tasks, newest first."""
         return ops.list_tasks()
+
+    @app.post(f"{PREFIX}/tasks/{{task_id}}/claims", tags=["tasks"])
+    def add_claims(task_id: TaskIdPath, body: AddClaimsBody) -> api.AddClaimsResponse:  # type: ignore[valid-type]
+        """Add claims to a task; one it already holds (same text, ignoring case, spacing and trailing punctuation)
+        comes back with created=false."""
+        return ops.add_claims(api.AddClaimsRequest(task_id=task_id, **_fields(body)))
 
     @app.post(f"{PREFIX}/tasks/{{task_id}}/targets", status_code=202, tags=["tasks"])
     def queue_targets(task_id: TaskIdPath, body: QueueTargetsBody) -> api.QueueTargetsResponse:  # type: ignore[valid-type]
@@ -382,6 +391,11 @@ def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> 
     def get_status(task_id: TaskIdPath, query: Annotated[StatusQuery, Query()]) -> api.TaskStatus:  # type: ignore[valid-type]
         """Jobs, metrics, budget, milestones, blocked domains; long-polls up to `wait` seconds."""
         return ops.get_status(api.GetStatusRequest(task_id=task_id, **_fields(query)))
+
+    @app.get(f"{PREFIX}/jobs/{{job_id}}", tags=["jobs"])
+    def get_job(job_id: str, _query: Annotated[NoQuery, Query()]) -> api.JobInfo:  # type: ignore[valid-type]
+        """One job: state, attempts, error, result, and its progress while it runs."""
+        return ops.get_job(api.GetJobRequest(id=job_id))
 
     @app.get(f"{PREFIX}/tasks/{{task_id}}/auth-queue", tags=["tasks"])
     def get_auth_queue(task_id: TaskIdPath, query: Annotated[AuthQueueQuery, Query()]) -> api.AuthQueue:  # type: ignore[valid-type]
@@ -403,6 +417,14 @@ def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> 
     def stop_task(task_id: TaskIdPath, body: Annotated[StopTaskBody | None, Body()] = None) -> api.StopTaskResponse:  # type: ignore[valid-type]
         """Stop the task's jobs (graceful | immediate), optionally cleaning up (soft | hard_orphans_only)."""
         return ops.stop_task(api.StopTaskRequest(task_id=task_id, **_fields(body)))
+
+    @app.post(f"{PREFIX}/tasks/{{task_id}}/judge-remaining", tags=["evidence"])
+    def judge_remaining(
+        task_id: TaskIdPath,
+        body: Annotated[JudgeRemainingBody | None, Body()] = None,  # type: ignore[valid-type]
+    ) -> api.JudgeRemainingResponse:
+        """Judge the task's pending candidate pairs now (best first, at most max_pairs, within the pair budget)."""
+        return ops.judge_remaining(api.JudgeRemainingRequest(task_id=task_id, **_fields(body)))
 
     @app.get(f"{PREFIX}/tasks/{{task_id}}/materials", response_model=api.Materials, tags=["evidence"])
     def get_materials(task_id: TaskIdPath, query: Annotated[MaterialsQuery, Query()]) -> Response:
@@ -483,12 +505,13 @@ def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> 
         """Feedback records whose context (claim, passage, labels, comment) is similar to this one's."""
         return ops.find_similar_feedback(learning.FindSimilarRequest(id=record_id, **_fields(query)))
 
-    @app.post(f"{PREFIX}/learning/proposals", tags=["learning"])
+    @app.post(f"{PREFIX}/learning/proposals", status_code=202, tags=["learning"])
     def generate_proposals(
         request: Annotated[learning.GenerateProposalsRequest | None, Body()] = None,
-    ) -> learning.GenerateProposalsResponse:
-        """A batch of proposals from the stance corrections not used yet (measured: slow, runs the judge)."""
-        return ops.generate_proposals(request or learning.GenerateProposalsRequest())
+    ) -> learning.ProposalsJob:
+        """Queue a batch of proposals from the corrections not used yet (measured: minutes, runs the judge) as a
+        job; returns its id at once: GET /jobs/{job_id} shows its progress and result."""
+        return ops.queue_proposals(request or learning.GenerateProposalsRequest())
 
     @app.get(f"{PREFIX}/learning/proposals", tags=["learning"])
     def list_proposals(query: Annotated[ProposalsQuery, Query()]) -> learning.ProposalList:  # type: ignore[valid-type]

@@ -140,7 +140,9 @@ def load_into_lyra(services: Services, data: ScaleData, task_id: str) -> tuple[d
             {"url": url, "domain": data.page_domains[i], "year": data.page_years[i]}
             for i, url in enumerate(data.page_urls)
         ]
-        return services.evidence.upsert_pages(rows).ids
+        ids = services.evidence.upsert_pages(rows).ids
+        services.evidence.record_task_reads(task_id, ids, "scale_benchmark")  # as ingest does: the task read them
+        return ids
 
     seconds["pages"], page_ids = _timed(pages)
 

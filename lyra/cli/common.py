@@ -4,27 +4,27 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from lyra.bootstrap import Services, build_services
 from lyra.core.errors import ConfigError, LyraError
-from lyra.core.logging import configure_logging
-from lyra.core.settings import Settings, load_settings
-from lyra.models.api import GetStatusRequest, JobInfo, Materials, QueueTargetsRequest, Target
-from lyra.models.ingest import IngestReport
-from lyra.models.validation import error_message
-from lyra.services.operations import Operations
+
+if TYPE_CHECKING:  # imported where used: `lyra --help` stays fast (tests/unit/test_cli_startup.py)
+    from lyra.bootstrap import Services
+    from lyra.core.settings import Settings
+    from lyra.models.api import JobInfo, Materials, Target
+    from lyra.models.ingest import IngestReport
+    from lyra.services.operations import Operations
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -38,6 +38,12 @@ InstanceOption = typer.Option(
 
 def settings_from_env(**overrides: Any) -> Settings:
     """Settings from the environment (plus overrides), logging configured; a bad value is a ConfigError."""
+    from pydantic import ValidationError
+
+    from lyra.core.logging import configure_logging
+    from lyra.core.settings import load_settings
+    from lyra.models.validation import error_message
+
     try:
         settings = load_settings(**{k: v for k, v in overrides.items() if v is not None})
     except ValidationError as exc:
@@ -74,6 +80,8 @@ def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
 @contextmanager
 def open_services(settings: Settings | None = None) -> Iterator[Services]:
     """The wired services for one command, closed (driver, caches) however the command ends."""
+    from lyra.bootstrap import build_services
+
     services = build_services(settings or settings_from_env())
     try:
         yield services
@@ -135,17 +143,49 @@ def materials_table(materials: Materials) -> Table:
     return table
 
 
+# Log records a command's own summary prints again, as (logger, message template): while the summary's material is
+# gathered they are held back, so each skipped item and each job's end is printed once (in the summary, on stdout).
+SHOWN_IN_SUMMARY = frozenset(
+    {
+        ("lyra.services.ingest", "skipped %s: %s"),  # "skipped N:" (print_ingest_summary, print_job_results)
+        ("lyra.services.jobs", "job %s %s%s"),  # how a job ended (print_job_results)
+        ("lyra.services.jobs", "job %s %s: %s"),  # a job waiting for a person (print_job_results)
+    }
+)
+
+
+def _not_shown_in_summary(record: logging.LogRecord) -> bool:
+    return (record.name, record.msg) not in SHOWN_IN_SUMMARY
+
+
+@contextmanager
+def shown_in_summary() -> Iterator[None]:
+    """Hold back the log records (:data:`SHOWN_IN_SUMMARY`) that the summary printed after this block repeats."""
+    handlers = list(logging.getLogger().handlers)
+    for handler in handlers:
+        handler.addFilter(_not_shown_in_summary)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.removeFilter(_not_shown_in_summary)
+
+
 @contextmanager
 def ingest_progress() -> Iterator[Callable[[str, int], None]]:
-    """Progress bars on stderr for documents / fragments / pairs / edges; yields the callback ingest calls."""
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}"),
-        TimeElapsedColumn(),
-        console=err,
-        transient=False,
-    ) as bar:
+    """Progress bars on stderr for documents / fragments / pairs / edges; yields the callback ingest calls. The
+    skipped items are not logged meanwhile: the summary lists them (print_ingest_summary)."""
+    with (
+        shown_in_summary(),
+        Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed}"),
+            TimeElapsedColumn(),
+            console=err,
+            transient=False,
+        ) as bar,
+    ):
         counters = {name: bar.add_task(name, total=None) for name in ("documents", "fragments", "pairs", "edges")}
         yield lambda name, n: bar.advance(counters[name], n)
 
@@ -158,6 +198,17 @@ def print_ingest_summary(report: IngestReport) -> None:
         f"({report.pairs_from_cache} from cache), edges {report.edges or '{}'}"
         + (f" ({report.edges_existing} already present)" if report.edges_existing else "")
     )
+    out.print(
+        f"candidate pairs (the task's claims against its passages): {report.pairs_ranked} at or above the relevance "
+        f"floor ({report.pairs_judged} judged now, {report.edges_existing} judged before, {report.pairs_pending} "
+        f"pending), {report.pairs_below_floor} below it, {report.pairs_own_source} left out as a claim's own source"
+    )
+    if report.pairs_pending:
+        out.print(
+            f"[yellow]{report.pairs_pending} candidate pair(s) were not judged[/] (pair budget left: "
+            f"{report.pair_budget_left}); `lyra task judge-remaining {report.task_id}` judges them "
+            "(raise LYRA_TASK_PAIR_BUDGET first if the budget is used up)"
+        )
     if report.extracted_claims:
         out.print("claims extracted by the LLM: " + "; ".join(report.extracted_claims))
     if report.skipped:
@@ -171,6 +222,8 @@ def print_ingest_summary(report: IngestReport) -> None:
 def run_jobs(services: Services, task_id: str, targets: list[Target], timeout: float) -> list[JobInfo]:
     """Queue ``targets`` for the task and run them here, in this process's workers, until none is left (or
     ``timeout`` seconds); a spinner on stderr shows the jobs. Returns the targets' jobs with their results."""
+    from lyra.models.api import GetStatusRequest, QueueTargetsRequest
+
     ops = services.operations
     queued = ops.queue_targets(QueueTargetsRequest(task_id=task_id, targets=targets))
     ids = {j.job_id for j in queued.jobs}
@@ -178,7 +231,7 @@ def run_jobs(services: Services, task_id: str, targets: list[Target], timeout: f
         if job.duplicate:
             err.print(f"{job.kind} {job.value!r}: already {job.state} for this task (not run again)")
     deadline = time.monotonic() + timeout
-    with services.running_workers(), err.status("running jobs") as spinner:
+    with services.running_workers(), shown_in_summary(), err.status("running jobs") as spinner:
         while True:
             status = ops.get_status(GetStatusRequest(task_id=task_id, wait=5, detail="full"))
             mine = [j for j in status.job_list or [] if j.id in ids]
@@ -210,6 +263,14 @@ def print_job_results(jobs: list[JobInfo]) -> None:
             f"[bold]{job.kind} {job.value!r}[/] {job.state}: {result.get('documents', 0)} documents read, "
             f"edges {result.get('edges') or '{}'}"
         )
+        skipped = [s for s in result.get("skipped") or [] if isinstance(s, dict)]
+        total = result.get("skipped_total")
+        total = total if isinstance(total, int) else len(skipped)
+        if total:
+            listed = f" (the first {len(skipped)})" if total > len(skipped) else ""
+            out.print(f"  [yellow]skipped {total}[/]{listed}:")
+            for item in skipped:
+                out.print(f"    - {item.get('item')}: {item.get('reason')}", highlight=False, markup=False)
         web = result.get("web")
         if isinstance(web, dict):
             fates = web.get("fates") or {}
@@ -218,10 +279,21 @@ def print_job_results(jobs: list[JobInfo]) -> None:
                 + (", ".join(f"{k} {v}" for k, v in fates.items()) or "none"),
                 highlight=False,
             )
+            below = [c for c in web.get("candidates") or [] if c.get("fate") == "below_floor"]
+            if below:
+                out.print(
+                    f"  {len(below)} result(s) below the relevance floor {web.get('relevance_floor')}, not fetched: "
+                    + "; ".join(f"{c.get('title') or c.get('url')} ({c.get('relevance')})" for c in below[:5])
+                    + ("; ..." if len(below) > 5 else ""),
+                    highlight=False,
+                    markup=False,
+                )
             for warning in web.get("warnings") or []:
                 out.print(f"  [yellow]warning[/]: {escape(str(warning))}")
         academic = result.get("academic")
-        if isinstance(academic, dict):
+        if isinstance(academic, dict) and academic.get("searched") is False:
+            out.print(f"  academic search skipped: {escape(str(academic.get('reason') or ''))}")
+        elif isinstance(academic, dict):
             stages = academic.get("stages") or {}
             out.print(
                 f"  seeds {len(academic.get('seeds') or [])}; citation expansion: "

@@ -4,22 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.progress import Progress
 from rich.table import Table
 
 from lyra.cli.common import err, handle_errors, out, settings_from_env
-from lyra.services.evaluation import (
-    LABELS,
-    RATERS,
-    Split,
-    evaluate_judge,
-    evaluate_usefulness,
-    fit_stance_combiner,
-    judge_settings,
-)
+
+if TYPE_CHECKING:  # the evaluation (numpy, the models) is imported where used: `lyra --help` stays fast
+    from lyra.services.evaluation import Split
 
 eval_app = typer.Typer(help="Measure the models on labelled data.", no_args_is_help=True)
 
@@ -41,6 +35,8 @@ def eval_fit_stance(
     evaluation set; the test half (odd lines) stays held out."""
     if role not in (None, "calibration", "network"):
         raise typer.BadParameter("must be calibration or network", param_hint="--role")
+    from lyra.services.evaluation import fit_stance_combiner
+
     settings = settings_from_env()
     with Progress(console=err, transient=True) as bar:
         task = bar.add_task("features", total=None)
@@ -74,6 +70,8 @@ def eval_nli(
     if split not in splits:
         raise typer.BadParameter(f"must be one of {', '.join(splits)}", param_hint="--split")
     chosen = splits[split]
+    from lyra.services.evaluation import LABELS, evaluate_judge, judge_settings
+
     settings = settings_from_env(stance_mode=mode, stance_calibrate=False if no_calibration else None)
     overrides: dict[str, Any] = {}
     if no_gate:
@@ -116,11 +114,125 @@ def eval_nli(
         )
 
 
+_TRAINING = Path("../shared/training")
+
+
+@eval_app.command("relevance-floor")
+@handle_errors
+def eval_relevance_floor(
+    fit: list[Path] = typer.Option([], "--fit", help="labelled JSONL to fit on (repeat for more)"),
+    heldout: list[Path] = typer.Option([], "--heldout", help="labelled JSONL, measured only"),
+    by_claim: list[Path] = typer.Option(
+        [], "--by-claim", help="labelled JSONL split by claim: fold 0 measured only, the other folds fit on"
+    ),
+    target: float = typer.Option(0.98, min=0.01, max=1.0, help="share of relevant fit passages the floor keeps"),
+    floor: float | None = typer.Option(None, help="measure this floor instead of fitting one"),
+    w_emb: float | None = typer.Option(
+        None, min=0.0, help="embedding weight (default LYRA_RELEVANCE_WEIGHT_EMBEDDING)"
+    ),
+    w_terms: float | None = typer.Option(None, min=0.0, help="claim-word weight (default LYRA_RELEVANCE_WEIGHT_TERMS)"),
+    per_claim: int = typer.Option(5, min=0, help="off-topic passages drawn per claim"),
+    seed: int = typer.Option(0, help="seed of the off-topic draw"),
+    limit: int | None = typer.Option(None, min=1, help="only the first N lines of each file"),
+    output: Path | None = typer.Option(None, "--json", help="also write the report as JSON here"),
+) -> None:
+    """Fit the relevance floor on labelled claim/abstract sets and measure it on held-out ones: recall of the
+    passages that carry a verdict, share of NEI passages kept, share of random off-topic passages dropped.
+
+    Without any file option: fit on Check-COVID train and SciFact train's claim folds 1-4, measure on Check-COVID
+    dev and SciFact train's claim fold 0 (../shared/training/)."""
+    if not (fit or heldout or by_claim):
+        fit = [_TRAINING / "check_covid_train.jsonl"]
+        heldout = [_TRAINING / "check_covid_dev.jsonl"]
+        by_claim = [_TRAINING / "scifact_train.jsonl"]
+    from lyra.services.relevance_floor import relevance_floor_report
+
+    settings = settings_from_env()
+    with Progress(console=err, transient=True) as bar:
+        task = bar.add_task("embedding", total=None)
+        report = relevance_floor_report(
+            settings,
+            fit,
+            heldout,
+            by_claim,
+            target=target,
+            floor=floor,
+            w_emb=w_emb,
+            w_terms=w_terms,
+            per_claim=per_claim,
+            seed=seed,
+            limit=limit,
+            progress=lambda n: bar.advance(task, n),
+        )
+    how = f"fitted for recall >= {report.target_recall:.2f} on the fit sets" if report.fitted else "given"
+    out.print(
+        f"relevance = {report.w_emb:g} * cosine + {report.w_terms:g} * claim-word overlap ({report.embedder}, "
+        f"passages of <= {report.chunk_max_chars} chars)",
+        highlight=False,
+    )
+    out.print(f"floor {report.floor:.2f} ({how}; exact {report.floor_exact:.4f})", highlight=False)
+    table = Table(
+        "set",
+        "role",
+        "claims",
+        "relevant",
+        "recall",
+        "cited recall",
+        "other kept",
+        "NEI",
+        "NEI kept",
+        "off-topic",
+        "off-topic dropped",
+        "pairs/s",
+    )
+    for s in report.sets:
+        table.add_row(
+            s.name,
+            s.role,
+            str(s.claims),
+            str(s.relevant_pairs),
+            f"{s.recall:.3f}",
+            f"{s.cited_recall:.3f}",
+            f"{s.other_kept:.3f}",
+            str(s.nei_pairs),
+            f"{s.nei_kept:.3f}",
+            str(s.offtopic_pairs),
+            f"{s.offtopic_dropped:.3f}",
+            f"{s.pairs_per_second:,.0f}",
+        )
+    out.print(table)
+    out.print(
+        "recall: relevant (claim, passage-with-a-rationale-sentence) pairs kept; cited recall: (claim, cited "
+        "SUPPORT/CONTRADICT abstract) pairs with at least one such passage kept; pairs/s: scoring with the embeddings "
+        f"in hand; embedding {report.texts_embedded} claims and passages took {report.embed_seconds:.1f} s "
+        f"({report.texts_embedded / max(report.embed_seconds, 1e-9):.0f}/s)",
+        highlight=False,
+    )
+    held = [s for s in report.sets if s.role == "heldout"]
+    if held:
+        columns = [f"{s.name}: {figure}" for s in held for figure in ("recall", "off-topic dropped")]
+        others = Table("floor", *columns, title="other floors on the held-out sets")
+        for i, point in enumerate(held[0].other_floors):
+            cells = [f"{v:.3f}" for s in held for v in (s.other_floors[i].recall, s.other_floors[i].offtopic_dropped)]
+            others.add_row(f"{point.floor:.2f}", *cells)
+        out.print(others)
+    if report.weight_grid:
+        grid = Table("w_emb", "w_terms", "fitted floor", "off-topic dropped", title="weights on the fit sets")
+        for row in report.weight_grid:
+            grid.add_row(f"{row.w_emb:.1f}", f"{row.w_terms:.1f}", f"{row.floor:.4f}", f"{row.offtopic_dropped:.3f}")
+        out.print(grid)
+    if output is not None:
+        output.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        err.print(f"wrote {output}")
+
+
 @eval_app.command("usefulness")
 @handle_errors
 def eval_usefulness(
     dataset: Path = typer.Option(Path("tests/data/usefulness_pairs.jsonl"), "--set", help="labelled JSONL"),
-    raters: str = typer.Option("embedding,ranker", help=f"comma-separated, of: {', '.join(RATERS)}"),
+    raters: str = typer.Option(
+        "embedding,ranker", help="comma-separated, of: embedding, ranker, llm-yes-no, llm-scale"
+    ),
     split: str = typer.Option("test", help="test (claim fold 0) | dev (the other folds) | all"),
     sample: int | None = typer.Option(
         None, min=4, help="a balanced sample: N/2 relevant, N/4 on-topic, N/4 off-topic pairs (for the LLM raters)"
@@ -129,6 +241,8 @@ def eval_usefulness(
 ) -> None:
     """How well each Stage-2 rater of citation expansion separates relevant papers from off-topic and on-topic
     ones: ROC AUC on the same labelled (claim, paper) pairs, and seconds per pair."""
+    from lyra.services.evaluation import RATERS, evaluate_usefulness
+
     names = [r.strip() for r in raters.split(",") if r.strip()]
     unknown = [r for r in names if r not in RATERS]
     if unknown or not names:

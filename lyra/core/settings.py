@@ -95,7 +95,16 @@ class Settings(BaseSettings):
     rank_bm25_top_n: int = Field(default=100, ge=1)
     rank_weight_bm25: float = Field(default=0.3, ge=0.0)
     rank_weight_embedding: float = Field(default=0.7, ge=0.0)
-    nli_top_k: int = Field(default=8, ge=1)
+    nli_top_k: int = Field(default=8, ge=1)  # ranking-rule measurement only: how deep a ranking is compared
+    # which (claim, fragment) pairs of a task are judged (lyra/ml/relevance.py): every pair whose absolute relevance
+    # (w_emb * cosine + w_terms * share of the claim's content words in the passage) reaches the floor, best first
+    # by relevance times category weight, up to the task's budget of judged pairs; the rest is counted as pending.
+    # 0.26: fitted to keep 98% of the passages carrying a verdict on SciFact/Check-COVID (`lyra eval relevance-floor`)
+    relevance_floor: float = Field(default=0.26, ge=-1.0, le=2.0)
+    relevance_weight_embedding: float = Field(default=0.7, ge=0.0)
+    relevance_weight_terms: float = Field(default=0.3, ge=0.0)
+    task_pair_budget: int = Field(default=2000, ge=0)  # judged pairs (stance edges) per task, over all its jobs
+    evidence_passage_chars: int = Field(default=700, ge=80, le=20_000)  # passage shown per evidence item, at most
     ingest_max_file_bytes: int = Field(default=20_000_000, ge=1)  # a larger local file is skipped, not read
     ingest_max_files: int = Field(default=10_000, ge=1)  # files one ingest (or one file job) reads at most
 
@@ -187,6 +196,9 @@ class Settings(BaseSettings):
     api_max_body_bytes: int = Field(default=1_000_000, ge=1024)
 
     # --- academic research flow (seed 003 Steps 2, 3, 5; decisions 5, 6, 11): what a doi / query job reads
+    # whether a query job searches Semantic Scholar and OpenAlex too: always | auto (only a query that looks academic,
+    # or when the web read no page) | off; a target's options.academic_search wins; the job result says why it skipped
+    academic_search: Literal["always", "auto", "off"] = "always"
     academic_search_limit: int = Field(default=20, ge=1, le=100)  # papers asked of each API per query
     academic_query_top_k: int = Field(default=5, ge=1, le=100)  # a query's papers read as abstract pages (seeds)
     citation_top_n_papers: int = Field(default=5, ge=0, le=100)  # seeds whose citations are followed

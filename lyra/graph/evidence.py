@@ -188,6 +188,16 @@ class EvidenceRepository:
             ids.extend(self.store.write_transaction("evidence/create_claims", write))
         return WriteResult(ids=ids, created=len(ids))
 
+    def record_task_reads(self, task_id: str, page_ids: Sequence[str], cause_id: str) -> int:
+        """Record that the task read these pages (``(Task)-[:READ]->(Page)``, once per task and page)."""
+        total = 0
+        for chunk in _batches(list(dict.fromkeys(page_ids)), self.batch_size):
+            rows = self.store.run(
+                "evidence/record_task_reads", {"task_id": task_id, "page_ids": list(chunk), "cause_id": cause_id}
+            )
+            total += int(rows[0]["pages"]) if rows else 0
+        return total
+
     def create_stance_edges(self, edges: Sequence[StanceEdgeIn | dict[str, Any]]) -> WriteResult:
         items = parse_many(StanceEdgeIn, edges, "edges")
         self._check_missing(
@@ -211,6 +221,7 @@ class EvidenceRepository:
                 "source_domain_category": e.source_domain_category,
                 "target_domain_category": e.target_domain_category,
                 "cause_id": e.cause_id,
+                "nli_evidence_sentence": e.nli_evidence_sentence,
             }
             for e in items
         ]

@@ -295,6 +295,8 @@ class GraphStore:
         for name in names:
             self.run(name)
         self.run("admin/await_indexes", {"seconds": 300})
+        # a graph from before the task-scoped READ relationship gets it once (see the statement)
+        self.run("coverage/backfill_task_reads")
         return names
 
 

@@ -8,15 +8,17 @@ hypothesis cannot be shown; that is an :class:`InvalidGraphDataError` naming the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import builtins
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from lyra.core.errors import ConflictError, InvalidGraphDataError, NotFoundError
-from lyra.core.ids import validate_task_id
+from lyra.core.ids import new_id, task_label, validate_task_id
+from lyra.core.text import claim_key
 from lyra.graph.nodes import TaskNode
-from lyra.graph.store import GraphStore, to_plain
-from lyra.models.graph import TaskCreate
+from lyra.graph.store import GraphStore, Transaction, to_plain
+from lyra.models.graph import ClaimIn, TaskCreate
 
 UNKNOWN_STATUS = "unknown"
 TIMESTAMPS = ("created_at", "updated_at")
@@ -59,6 +61,18 @@ def _created_task(node: TaskNode) -> dict[str, Any]:
     }
 
 
+class AddedClaim(NamedTuple):
+    """One claim asked for: the id of the claim that now holds its text and whether this call created it (false:
+    the task already had a claim with the same text, compared by :func:`~lyra.core.text.claim_key`)."""
+
+    claim_id: str
+    text: str
+    created: bool
+
+
+CLAIMS_PER_STATEMENT = 5000
+
+
 class TaskRepository:
     def __init__(self, store: GraphStore) -> None:
         self.store = store
@@ -99,3 +113,63 @@ class TaskRepository:
 
     def list(self) -> list[dict[str, Any]]:
         return [read_task(row) for row in self.store.run("tasks/list_tasks")]
+
+    def add_claims(self, task_id: str, claims: Sequence[ClaimIn]) -> builtins.list[AddedClaim]:
+        """Add claims to a task, once per text: a claim whose text (by :func:`~lyra.core.text.claim_key`) the task
+        already holds, or that comes earlier in ``claims``, is not created again; its existing claim is returned.
+        One result per item of ``claims``, in order. One transaction under the task's lock, so concurrent adds of the
+        same text make one claim. NotFoundError for an unknown task or an unknown source fragment id."""
+        validate_task_id(task_id)
+        fragment_ids = sorted({f for c in claims for f in c.source_fragment_ids})
+
+        def work(tx: Transaction) -> builtins.list[AddedClaim]:
+            if not tx.run("tasks/lock_task", {"task_id": task_id}):
+                raise NotFoundError(f"task {task_id!r} does not exist", hint="`lyra task list` shows the tasks")
+            if fragment_ids:
+                missing = tx.run("evidence/missing_endpoints", {"fragment_ids": fragment_ids, "claim_ids": []})
+                if missing[0]["missing_fragments"]:
+                    unknown = ", ".join(map(str, missing[0]["missing_fragments"][:5]))
+                    raise NotFoundError(f"claims: unknown fragment id(s): {unknown}")
+            held = {
+                claim_key(row["text"]): AddedClaim(row["claim_id"], row["text"], created=False)
+                for row in reversed(tx.run("tasks/task_claims", {"task_id": task_id}))  # the oldest claim wins
+                if isinstance(row["text"], str)
+            }
+            added: builtins.list[AddedClaim] = []
+            rows: builtins.list[dict[str, Any]] = []
+            for claim in claims:
+                key = claim_key(claim.text)
+                known = held.get(key)
+                if known is not None:
+                    added.append(known._replace(created=False))
+                    continue
+                claim_id = new_id("clm")
+                rows.append(
+                    {
+                        "id": claim_id,
+                        "text": claim.text,
+                        "source_fragment_ids": builtins.list(claim.source_fragment_ids),
+                        "extraction_rules_version": claim.extraction_rules_version,
+                    }
+                )
+                held[key] = AddedClaim(claim_id, claim.text, created=True)
+                added.append(held[key])
+            for start in range(0, len(rows), CLAIMS_PER_STATEMENT):
+                batch = rows[start : start + CLAIMS_PER_STATEMENT]
+                params = {"task_id": task_id, "task_label": task_label(task_id), "rows": batch}
+                written = tx.run("evidence/create_claims", params)
+                expected = sum(len(r["source_fragment_ids"]) for r in batch)
+                if len(written) != len(batch) or sum(r["linked"] for r in written) != expected:
+                    # the task or a source fragment was removed since the checks above: roll back
+                    raise NotFoundError(f"claims: task {task_id!r} or a source fragment was removed meanwhile")
+            return added
+
+        return self.store.write_transaction("tasks/add_claims", work)
+
+    def mark_ran(self, task_id: str) -> str:
+        """A task still ``created`` becomes ``completed`` (evidence gathered without jobs); returns its status."""
+        validate_task_id(task_id)
+        rows = self.store.run("tasks/mark_ran", {"task_id": task_id})
+        if not rows:
+            raise NotFoundError(f"task {task_id!r} does not exist", hint="`lyra task list` shows the tasks")
+        return str(rows[0]["status"])

@@ -38,7 +38,8 @@ REFUTES / NEUTRAL edges decided by an NLI model. Every claim gets a Bayesian con
 controversy, traceable to fragment, page and domain.
 
 Workflow:
-1. create_task(hypothesis) -> task_id. The hypothesis becomes the first claim; add more in config.claims.
+1. create_task(hypothesis) -> task_id. The hypothesis becomes the first claim; add more in config.claims. A question
+   is never judged: a question as hypothesis only names the task and needs config.claims (statements answering it).
 2. queue_targets(task_id, targets) -> returns at once; the work runs as background jobs.
 3. get_status(task_id, wait=30) -> long-polls until something changes; repeat until milestones.jobs_drained.
 4. get_materials(task_id) -> claims with confidence, uncertainty, controversy and their evidence.
@@ -50,9 +51,10 @@ interventions in get_status); get_auth_queue lists the items; a person opens the
 the wall, then resolve_auth(task_id, intervention_id, action=retry | cookie | skip). Lyra never solves them itself.
 Corrections: feedback(task_id, action, args) blocks or unblocks domains, rejects or restores claims, and corrects
 edges; check_domain explains whether a domain may be used; calibration_metrics measures the judge against reviews.
-Learning from reviewers: repeated corrections become proposals (list_proposals / get_proposal, with their measured
-predicted effect); approve_proposal needs two distinct reviewers (reviewer_id), reject_proposal a reason; list_rules
-shows the learned rules in force, retire_rule takes one out.
+Learning from reviewers: repeated corrections become proposals (generate_proposals queues a batch as a job: follow it
+with get_job; list_proposals / get_proposal, with their measured predicted effect); approve_proposal needs two
+distinct reviewers (reviewer_id), reject_proposal a reason; list_rules shows the learned rules in force, retire_rule
+takes one out.
 Lyra reports facts (relations, years, domain categories); interpreting them is your job.
 """
 
@@ -195,7 +197,8 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
             "create_task",
             "Create a research task",
             "Start here. Creates a task for a hypothesis (it becomes the task's first claim; config.claims adds "
-            "more) and returns its task_id. Optional budget: config.max_pages, config.max_seconds. "
+            "more; a question only names the task and needs config.claims: statements, never questions) and returns "
+            "its task_id. Optional budget: config.max_pages, config.max_seconds. "
             "Next: queue_targets.",
             api.CreateTaskRequest,
             api.CreateTaskResponse,
@@ -204,17 +207,32 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
             idempotent=False,
         ),
         ToolSpec(
+            "add_claims",
+            "Add claims to a task",
+            "Add claims to an existing task (1-100, one line each). A claim the task already holds (the same text, "
+            "ignoring case, extra whitespace and trailing punctuation) is not added twice: its claim_id comes back "
+            "with created=false. New claims are judged against the task's fragments by judge_remaining, and against "
+            "new sources by the jobs queue_targets starts.",
+            api.AddClaimsRequest,
+            api.AddClaimsResponse,
+            ops.add_claims,
+            read_only=False,
+            idempotent=True,
+        ),
+        ToolSpec(
             "queue_targets",
             "Queue sources to research",
             "Queue targets for a task: {kind: file|query|url|doi, value, options}. Returns at once with one job per "
             "target; the work runs in the background (poll get_status). A target already queued, running or done "
             "for the task is skipped as a duplicate; a cancelled or failed one is queued again (this resumes a "
-            "stopped task). file: a file or folder below the server's allowed folders (.md, .txt, .html, .jsonl "
+            "stopped task). file: a file or folder below the server's allowed folders (.pdf, .md, .txt, .html, .jsonl "
             "abstracts). doi: a paper (e.g. 10.1038/nature12373): its abstract is read and judged, and its "
             "references and citations are followed, budgeted (options.expand_citations=false: the paper only). "
             "query: search words: searched on the web (a SearXNG instance or a browser results page; the best "
-            "ranked result pages are fetched within the task's page budget) and, when they look academic or the web "
-            "read no page, in the academic APIs (Semantic Scholar, OpenAlex). url: a paper address (doi.org, "
+            "ranked results whose title and snippet reach the relevance floor against the task's claims are fetched "
+            "within the task's page budget) and in the academic APIs (Semantic Scholar, OpenAlex; "
+            "options.academic_search always | auto | off, options.web_search false: no web); the job result says "
+            "when and why a part was skipped. url: a paper address (doi.org, "
             "semanticscholar.org, openalex.org, arxiv.org, PubMed) is read through the academic APIs; another web "
             "page or PDF is fetched through the SSRF guard, the domain gate and robots.txt (a CAPTCHA, login or "
             "consent wall parks the job for a person: get_auth_queue).",
@@ -249,6 +267,31 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
             api.GetStatusRequest,
             api.TaskStatus,
             ops.get_status,
+            read_only=True,
+        ),
+        ToolSpec(
+            "judge_remaining",
+            "Judge the task's pending pairs",
+            "Judge the task's pending candidate pairs now: its claims against the passages of the pages it read "
+            "that reach the relevance floor and have no stance edge yet (get_status metrics.pairs and each claim's "
+            "coverage in get_materials count them), best first, at most max_pairs per call (default 25; each pair "
+            "takes about a second or more) and within the task's pair budget. Use it after adding claims to a task "
+            "or when pending > 0; call again while pairs_pending > 0.",
+            api.JudgeRemainingRequest,
+            api.JudgeRemainingResponse,
+            ops.judge_remaining,
+            read_only=False,
+            idempotent=True,
+        ),
+        ToolSpec(
+            "get_job",
+            "One job",
+            "A job by id (job_...): its state, attempts, error, result, and while it runs its progress (stage and "
+            "counters). For a task's jobs get_status is the overview; this is how a job of the service itself, such "
+            "as a proposal batch (generate_proposals), is followed.",
+            api.GetJobRequest,
+            api.JobInfo,
+            ops.get_job,
             read_only=True,
         ),
         ToolSpec(
@@ -438,6 +481,20 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
             read_only=False,
             destructive=False,
             idempotent=True,
+        ),
+        ToolSpec(
+            "generate_proposals",
+            "Queue a proposal batch",
+            "Queue one batch of the learning loop: the reviewers' corrections not used yet, grouped by error pattern, "
+            "become proposals, each measured with the judge (measure=false: not measured, fast). It runs as a "
+            "background job (minutes) and returns its job_id at once; follow it with get_job (progress: stage and "
+            "steps done; result: the ids of the proposals created). While a batch is queued or running, that batch's "
+            "job is returned (already_queued).",
+            learning.GenerateProposalsRequest,
+            learning.ProposalsJob,
+            ops.queue_proposals,
+            read_only=False,
+            idempotent=False,
         ),
         ToolSpec(
             "list_proposals",

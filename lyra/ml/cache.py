@@ -25,6 +25,10 @@ class NLICache:
             "CREATE TABLE IF NOT EXISTS nli (model_id TEXT, premise_hash TEXT, hypothesis_hash TEXT,"
             " label TEXT, probs TEXT, method TEXT, PRIMARY KEY (model_id, premise_hash, hypothesis_hash))"
         )
+        # the decisive sentence came later: a cache written before it gains the column (its rows answer None)
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(nli)")}
+        if "sentence" not in columns:
+            self._db.execute("ALTER TABLE nli ADD COLUMN sentence TEXT")
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -32,20 +36,30 @@ class NLICache:
     def get(self, model_id: str, premise: str, hypothesis: str) -> NLIResult | None:
         with self._lock:
             row = self._db.execute(
-                "SELECT label, probs, method FROM nli WHERE model_id=? AND premise_hash=? AND hypothesis_hash=?",
+                "SELECT label, probs, method, sentence FROM nli"
+                " WHERE model_id=? AND premise_hash=? AND hypothesis_hash=?",
                 (model_id, _hash(premise), _hash(hypothesis)),
             ).fetchone()
         if row is None:
             self.misses += 1
             return None
         self.hits += 1
-        return NLIResult(row[0], json.loads(row[1]), row[2])
+        return NLIResult(row[0], json.loads(row[1]), row[2], row[3])
 
     def put(self, model_id: str, premise: str, hypothesis: str, result: NLIResult) -> None:
         with self._lock:
             self._db.execute(
-                "INSERT OR REPLACE INTO nli VALUES (?, ?, ?, ?, ?, ?)",
-                (model_id, _hash(premise), _hash(hypothesis), result.label, json.dumps(result.probs), result.method),
+                "INSERT OR REPLACE INTO nli (model_id, premise_hash, hypothesis_hash, label, probs, method, sentence)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    model_id,
+                    _hash(premise),
+                    _hash(hypothesis),
+                    result.label,
+                    json.dumps(result.probs),
+                    result.method,
+                    result.sentence,
+                ),
             )
 
     def close(self) -> None:

@@ -245,12 +245,25 @@ def fit_and_check(
     key: Callable[[Sample], str] | None = None,
     n_bins: int = 10,
 ) -> FitResult:
-    """Fit on the training part of a deterministic split and compare ECE before/after on the held-out part."""
+    """Fit on the training part of a deterministic split and compare ECE before/after on the held-out part.
+
+    Raises ``ValueError`` for fewer than :data:`MIN_FIT_SAMPLES` samples in all, for an empty held-out part, and
+    when the training part left after the split has fewer than :data:`MIN_FIT_SAMPLES`; each message counts the
+    samples given, not only the part the fit saw (issue 25: "got 3" was the training part of 5 samples).
+    """
+    given = len(samples)
+    if given < MIN_FIT_SAMPLES:
+        raise ValueError(f"need at least {MIN_FIT_SAMPLES} reviewed samples to fit a calibrator, got {given}")
     train, holdout = split_holdout(samples, holdout_fraction, key)
     if not holdout:
         raise ValueError(
-            f"the held-out part is empty ({len(samples)} samples, holdout_fraction={holdout_fraction}); "
+            f"the held-out part is empty ({given} samples, holdout_fraction={holdout_fraction}); "
             "review more edges or raise holdout_fraction"
+        )
+    if len(train) < MIN_FIT_SAMPLES:
+        raise ValueError(
+            f"of the {given} reviewed samples, {len(holdout)} are held out to check the fit, which leaves "
+            f"{len(train)} to fit on; the fit needs at least {MIN_FIT_SAMPLES}: review more edges"
         )
     calibrator = fit_calibrator(train, method)
     before = evaluate(holdout, n_bins)

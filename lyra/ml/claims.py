@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lyra.core.text import is_question
 from lyra.ml.learned_rules import LearnedRules, RuleSource
 from lyra.ml.nli import prompt_environment
 from lyra.ml.protocols import LLM
@@ -60,7 +61,8 @@ class ClaimExtractor:
         return self.keep(self.ask(passage, topic, rules), rules)
 
     def ask(self, passage: str, topic: str, rules: LearnedRules | None) -> list[str]:
-        """The LLM's distinct, well-sized claims for ``passage`` under ``rules``' prompt (no rejected claim dropped)."""
+        """The LLM's distinct, well-sized claims for ``passage`` under ``rules``' prompt (no rejected claim dropped;
+        an answer that is a question is dropped, as no door stores a question as a claim)."""
         prompt = self._template.render(
             passage=passage,
             topic=topic,
@@ -73,7 +75,7 @@ class ClaimExtractor:
         out: list[str] = []
         for claim in claims:
             text = " ".join(str(claim).split())
-            if 10 <= len(text) <= 300 and text not in out:
+            if 10 <= len(text) <= 300 and text not in out and not is_question(text):  # a question is never a claim
                 out.append(text)
         return out
 

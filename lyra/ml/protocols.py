@@ -21,6 +21,7 @@ class NLIResult:
     label: NLILabelName
     probs: dict[str, float]
     method: str = ""  # how the judge decided (e.g. "llm", "relevance_gate"), for traceability
+    sentence: str | None = None  # the premise's sentence the judge found most decisive, when it reads sentences
 
     @property
     def confidence(self) -> float:

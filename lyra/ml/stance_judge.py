@@ -16,6 +16,7 @@ Both hashes are checked at load; a mismatch refuses to load.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -283,7 +284,7 @@ class ExampleMemory:
                 label: (1.0 - strength) * results[i].probs[label] + strength * target[label] for label in LABELS
             }
             label = max(LABELS, key=lambda name: probs[name])
-            results[i] = NLIResult(label, probs, f"{results[i].method}+{MEMORY_METHOD}")
+            results[i] = NLIResult(label, probs, f"{results[i].method}+{MEMORY_METHOD}", results[i].sentence)
         return results
 
 
@@ -405,9 +406,15 @@ class TrainedStanceJudge:
             start += len(sentences)
         return out
 
-    def features(self, pairs: Sequence[tuple[str, str]], names: Sequence[str] | None = None) -> np.ndarray:
+    def features(
+        self,
+        pairs: Sequence[tuple[str, str]],
+        names: Sequence[str] | None = None,
+        decisive: list[str | None] | None = None,
+    ) -> np.ndarray:
         """The columns ``names`` (default: the combiner's) for each pair. The LLM, when attached, is asked only
-        for the answers ``names`` read: the two yes/no questions, and the verdict when a verdict feature is named."""
+        for the answers ``names`` read: the two yes/no questions, and the verdict when a verdict feature is named.
+        ``decisive``, when given, receives per pair the premise sentence the network found least neutral."""
         names = tuple(names or (self._combiner.feature_names if self._combiner is not None else PLAIN_FEATURES))
         wanted = {n.removeprefix("logit_") for n in names}
         ask_llm = bool(wanted & set(LLM_ANSWERS))
@@ -417,6 +424,8 @@ class TrainedStanceJudge:
         rows: list[list[float]] = []
         for (_, claim), (sentences, probs) in zip(pairs, self.sentence_probabilities(pairs), strict=True):
             passage = decisive_passage(sentences, probs)
+            if decisive is not None:
+                decisive.append(sentences[int(np.argmin(probs[:, 2]))] if len(probs) else None)
             values = dict(zip(PAIR_FEATURES, pair_features(probs).tolist(), strict=True))
             values.update(zip(CUE_FEATURES, cue_features(passage, claim), strict=True))
             if ask_llm:
@@ -461,7 +470,12 @@ class TrainedStanceJudge:
         return fast
 
     def _judged(self, combiner: StanceCombiner, pairs: Sequence[tuple[str, str]], method: str) -> list[NLIResult]:
-        return results_from_rows(combiner.probability_rows(self.features(pairs, combiner.feature_names)), method)
+        decisive: list[str | None] = []
+        rows = combiner.probability_rows(self.features(pairs, combiner.feature_names, decisive))
+        return [
+            dataclasses.replace(result, sentence=sentence)
+            for result, sentence in zip(results_from_rows(rows, method), decisive, strict=True)
+        ]
 
 
 def load_network(artifact: StanceArtifact, base: str, threads: int | None) -> Any:

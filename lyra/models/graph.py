@@ -8,6 +8,7 @@ from urllib.parse import urlparse
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from lyra.core.ids import TASK_ID_PATTERN
+from lyra.core.text import question_cue
 
 StanceRelation = Literal["SUPPORTS", "REFUTES", "NEUTRAL"]
 NLILabel = Literal["entailment", "contradiction", "neutral"]
@@ -92,6 +93,16 @@ class ClaimIn(_Strict):
     def _distinct(cls, value: list[str]) -> list[str]:
         return list(dict.fromkeys(value))
 
+    @field_validator("text")
+    @classmethod
+    def _a_statement(cls, value: str) -> str:
+        """The last guard of issue 25 item 6: whatever door a claim came through, a question is never stored as one
+        (the doors refuse it earlier, naming their own field)."""
+        cue = question_cue(value)
+        if cue is not None:
+            raise ValueError(f"is a question, not a claim ({cue})")
+        return value
+
 
 class StanceEdgeIn(_Strict):
     fragment_id: NonEmpty
@@ -104,6 +115,8 @@ class StanceEdgeIn(_Strict):
     source_domain_category: DomainCategory | None = None
     target_domain_category: DomainCategory | None = None
     cause_id: str | None = None
+    # the premise sentence the judge found decisive (the trained judge reads sentences); shown with the passage
+    nli_evidence_sentence: str | None = Field(default=None, max_length=1000)
 
     @model_validator(mode="after")
     def _label_matches_relation(self) -> StanceEdgeIn:

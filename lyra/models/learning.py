@@ -148,6 +148,15 @@ class GenerateProposalsResponse(Response):
     skipped: list[str] = Field(default_factory=list, description="why a group of records gave no proposal")
 
 
+class ProposalsJob(Response):
+    """A proposal batch queued as a job (it measures each proposal with the judge: minutes)."""
+
+    job_id: str
+    state: str = Field(description="the job's state: queued, or running when a batch was already under way")
+    already_queued: bool = Field(description="a batch was already queued or running: this is that job")
+    next_step: str
+
+
 class ProposeRuleRequest(Request):
     """A reviewer writes a guideline for a component (for components no correction pattern proposes for yet)."""
 

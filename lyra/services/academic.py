@@ -313,6 +313,10 @@ class AcademicRun:
     api: dict[str, dict[str, int]] = field(default_factory=dict)
     identifiers: list[str] = field(default_factory=list)  # sent to the resolver by identifier enrichment
     not_found: list[str] = field(default_factory=list)  # of those, unknown to both APIs
+    pages_new: int = 0  # page nodes of papers seen that this job created (read or not)
+    # the ids of the pages this job created for papers it then reads: the ingest finds them existing, but they are
+    # new to the graph (issue 25: a doi job reported pages_new 0 for the pages it had just discovered)
+    created_pages: set[str] = field(default_factory=set)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -328,6 +332,7 @@ class AcademicRun:
             "api": self.api,
             "identifiers": self.identifiers,
             "not_found": self.not_found,
+            "pages_new": self.pages_new,
         }
 
 
@@ -432,10 +437,16 @@ class AcademicResearch:
 
     # ------------------------------------------------------------------ writes
     def write_graph(
-        self, papers: Sequence[Paper], citations: Sequence[Citation], run: AcademicRun
+        self,
+        papers: Sequence[Paper],
+        citations: Sequence[Citation],
+        run: AcademicRun,
+        to_read: Sequence[Paper] | None = None,
     ) -> Callable[[Paper], str | None]:
         """A page for every paper seen and a CITES edge for every pair (idempotent: re-runs find them). Returns the
-        page id of a paper seen (None for one without an address)."""
+        page id of a paper seen (None for one without an address). ``run.pages_new`` counts the pages created; the
+        pages of ``to_read`` (default: ``papers``) that have an abstract are written first, one by one, so that
+        ``run.created_pages`` knows which of them are new when :meth:`read` ingests them."""
         index = PaperIndex()
         for paper in papers:
             index.add(paper)
@@ -452,7 +463,18 @@ class AcademicResearch:
 
         if not canonical:
             return page_id
+        readable: dict[str, Paper] = {}
+        for paper in papers if to_read is None else to_read:
+            found = index.get(paper) or paper
+            if found.url() and found.abstract and found.abstract.strip():
+                readable.setdefault(found.key(), found)
+        for paper in readable.values():  # a handful (the seeds and the selected papers): which of them are new
+            one = self.evidence.upsert_pages([paper_page(paper)])
+            if one.created:
+                run.created_pages.add(one.ids[0])
+                run.pages_new += 1
         written = self.evidence.upsert_pages([paper_page(p) for p in canonical])
+        run.pages_new += written.created
         page_of.update((p.key(), pid) for p, pid in zip(canonical, written.ids, strict=True))
 
         pairs: dict[tuple[str, str], str] = {}
@@ -486,6 +508,10 @@ class AcademicResearch:
             return None
         report = ingest([paper_document(p) for p in readable])
         run.pages_read = report.documents
+        # pages write_graph created in this job are new to the graph, although the ingest found them existing
+        fresh = min(len(run.created_pages & set(report.page_ids.values())), report.pages_existing)
+        report.pages_new += fresh
+        report.pages_existing -= fresh
         return report
 
     # -------------------------------------------------------------------- a job
@@ -506,11 +532,11 @@ class AcademicResearch:
         selected, citations, seen = self.expand(seeds, topics, run, check) if expand else ([], [], [])
         run.selected = [item.summary() for item in selected]
         check()
-        self.write_graph([*seeds, *seen], citations, run)
-        check()
         to_read = PaperIndex()
         for paper in [*seeds, *(item.paper for item in selected)]:
             to_read.add(paper)
+        self.write_graph([*seeds, *seen], citations, run, list(to_read))
+        check()
         report = self.read(list(to_read), pages_left, ingest, run)
         run.api = self.sources.usage()
         return report

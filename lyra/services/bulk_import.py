@@ -267,6 +267,12 @@ def bulk_load_graph(data: dict[str, Any], settings: Settings) -> tuple[BulkImpor
 
         rel("HAS_CLAIM", [":START_ID(Task)", ":END_ID(Claim)"], ([task.id, row[0]] for row in claim_rows))
         rel("IN_DOMAIN", [":START_ID(Page)", ":END_ID(Domain)"], page_domain)
+        # the task read every page of its document: its evidence is credited to them (see record_task_reads)
+        rel(
+            "READ",
+            [":START_ID(Task)", ":END_ID(Page)", "first_read_at:datetime", "last_read_at:datetime", "cause_id"],
+            ([task.id, row[0], now, now, "bulk_import"] for row in page_rows),
+        )
         rel("EXTRACTED_FROM", [":START_ID(Fragment)", ":END_ID(Page)"], sorted(extracted))
         stance_header = [
             ":START_ID(Fragment)",

@@ -127,7 +127,9 @@ class CalibrationService:
             # the split is by edge, so it stays the same as reviews accumulate
             result = fit_and_check(samples, method=method, key=lambda s: getattr(s, "edge_id", repr(s)))  # type: ignore[arg-type]
         except ValueError as exc:
-            raise InvalidInputError("action", f"cannot fit a calibrator: {exc}") from None
+            unusable = len(rows) - len(samples)  # reviews of edges without a recorded confidence are no samples
+            note = f" ({unusable} more reviewed edge(s) have no recorded confidence: not samples)" if unusable else ""
+            raise InvalidInputError("action", f"cannot fit a calibrator: {exc}{note}") from None
         if activate and not result.improves:
             raise InvalidInputError(
                 "activate",

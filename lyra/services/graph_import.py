@@ -156,6 +156,8 @@ def load_graph(data: dict[str, Any], tasks: TaskService, evidence: EvidenceRepos
             strict=True,
         )
     )
+    # the task read every page of its document: its evidence is credited to them (see record_task_reads)
+    evidence.record_task_reads(task_id, sorted(set(page_ids.values())), "graph_import")
     fragment_rows = [
         {"page_id": page_ids[f["page"]], **{k: v for k, v in f.items() if k not in ("key", "page")}} for f in fragments
     ]

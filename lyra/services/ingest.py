@@ -24,9 +24,18 @@ from lyra.ml.cache import CachedJudge
 from lyra.ml.learned_rules import LearnedRules, RuleSource, domain_penalties
 from lyra.ml.protocols import LLM, Embedder, NLIJudge, NLIResult
 from lyra.ml.ranking import CandidateRanker
+from lyra.ml.relevance import relevance
 from lyra.ml.vector_index import FragmentIndex
 from lyra.models.graph import RELATION_FOR_LABEL, PageIn, PageType
 from lyra.models.ingest import IdentifierMention, IngestReport, SkippedItem
+from lyra.services.coverage import (
+    ClaimToJudge,
+    FragmentToJudge,
+    PairPlan,
+    PendingPair,
+    own_source_mask,
+    plan_pairs,
+)
 from lyra.services.tasks import TaskService
 from lyra.sources.chunking import chunk_text
 from lyra.sources.injection import detect_injection
@@ -50,6 +59,7 @@ T = TypeVar("T")
 Progress = Callable[[str, int], None]  # (counter name, increment)
 EXACT_COSINE = 0.9999
 JUDGE_BATCH = 16  # pairs given to the judge at once
+PAIR_LEASE_SECONDS = 900  # how long a worker holds the pairs of the batch it judges (a dead worker's lease expires)
 
 
 @dataclass
@@ -65,6 +75,15 @@ class _Timer:
 
 
 MAX_MENTIONS_PER_DOCUMENT = 50
+MAX_EVIDENCE_SENTENCE = 1000  # characters of the judge's decisive sentence kept on an edge
+
+
+def _bounded_sentence(sentence: str | None) -> str | None:
+    """The judge's decisive sentence as stored on the edge: stripped, at most MAX_EVIDENCE_SENTENCE characters."""
+    if not sentence or not sentence.strip():
+        return None
+    text = " ".join(sentence.split())
+    return text if len(text) <= MAX_EVIDENCE_SENTENCE else text[: MAX_EVIDENCE_SENTENCE - 1] + "…"
 
 
 def _mentions(doc: SourceDocument, page_id: str) -> list[IdentifierMention]:
@@ -81,6 +100,16 @@ def _page_type(doc: SourceDocument) -> PageType:
     if doc.page_type in ("academic", "academic_abstract", "pdf"):
         return cast(PageType, doc.page_type)
     return "local" if doc.url.startswith("file:") else "web"
+
+
+@dataclass(frozen=True)
+class _Verdicts:
+    """What turns a judge's answers into edges for one run: the calibrator in force and the judge's identity."""
+
+    calibrator: Calibrator | None
+    calibrator_version: int | None
+    judge_id: str
+    rules_version: int
 
 
 @dataclass
@@ -222,7 +251,7 @@ class IngestService:
         fragment_ids = self._write_documents(documents, report, timer, tick, task_id)
         if extract_claims and fragment_ids:
             report.extracted_claims = self._extract_claims(task_id, fragment_ids, report, timer)
-        self._judge_claims(task_id, fragment_ids, report, timer, tick)
+        self._judge_claims(task_id, report, timer, tick)
         self.index.save()
         report.seconds_total = time.perf_counter() - start
         report.seconds_in_models = timer.model_seconds
@@ -292,6 +321,8 @@ class IngestService:
         written = self.evidence.upsert_pages(page_rows)
         report.pages_new += written.created
         report.pages_existing += len(set(written.ids)) - written.created
+        # the task read these pages: its evidence is credited to them, never to another task's copy of a passage
+        self.evidence.record_task_reads(task_id, sorted(set(written.ids)), report.cause_id)
 
         passages: list[_Passage] = []
         for doc, page_id, row in zip(kept, written.ids, page_rows, strict=True):
@@ -425,27 +456,25 @@ class IngestService:
 
     # ----------------------------------------------------------------- judging
     def _judged(
-        self, pairs: list[tuple[dict[str, Any], dict[str, Any]]], report: IngestReport, timer: _Timer
-    ) -> Iterator[tuple[tuple[dict[str, Any], dict[str, Any]], NLIResult]]:
-        """Judge the (claim, fragment) pairs in batches (the trained judge reads a batch's sentences together);
-        a batch that fails is judged again pair by pair, so one bad pair is skipped with its reason, not the rest."""
-        for first in range(0, len(pairs), JUDGE_BATCH):
-            batch = pairs[first : first + JUDGE_BATCH]
-            texts = [(fragment["text"], claim["text"]) for claim, fragment in batch]
+        self, pairs: list[tuple[ClaimToJudge, FragmentToJudge]], report: IngestReport, timer: _Timer
+    ) -> Iterator[tuple[tuple[ClaimToJudge, FragmentToJudge], NLIResult]]:
+        """Judge the (claim, fragment) pairs together (the trained judge reads a batch's sentences together); if
+        that fails they are judged again pair by pair, so one bad pair is skipped with its reason, not the rest."""
+        texts = [(fragment.text, claim.text) for claim, fragment in pairs]
+        try:
+            results: list[NLIResult] | None = timer.run(partial(self.judge.judge, texts))
+        except LyraError:
+            results = None
+        if results is not None:
+            yield from zip(pairs, results, strict=True)
+            return
+        for pair, text in zip(pairs, texts, strict=True):
             try:
-                results: list[NLIResult] | None = timer.run(partial(self.judge.judge, texts))
-            except LyraError:
-                results = None
-            if results is not None:
-                yield from zip(batch, results, strict=True)
-                continue
-            for pair, text in zip(batch, texts, strict=True):
-                try:
-                    yield pair, timer.run(partial(self.judge.judge, [text]))[0]
-                except LyraError as exc:
-                    claim, fragment = pair
-                    item = f"pair {fragment['id']} / {claim['claim_id']}"
-                    report.skipped.append(SkippedItem(item=item, reason=str(exc)))
+                yield pair, timer.run(partial(self.judge.judge, [text]))[0]
+            except LyraError as exc:
+                claim, fragment = pair
+                item = f"pair {fragment.fragment_id} / {claim.claim_id}"
+                report.skipped.append(SkippedItem(item=item, reason=str(exc)))
 
     def _ranked_pairs(
         self,
@@ -488,76 +517,206 @@ class IngestService:
             orders.append(order)
         return orders
 
-    def _judge_claims(
-        self, task_id: str, fragment_ids: list[str], report: IngestReport, timer: _Timer, tick: Progress
-    ) -> None:
-        claims = self.store.run("tasks/task_claims", {"task_id": task_id})
-        report.claims = [c["claim_id"] for c in claims]
-        if not fragment_ids or not claims:
-            return
-        rows = self.store.run("evidence/fragments_by_ids", {"ids": fragment_ids})
+    def judge_remaining(
+        self, task_id: str, *, max_pairs: int | None = None, progress: Progress | None = None
+    ) -> IngestReport:
+        """Judge the task's pending pairs (candidates above the relevance floor without a stance edge), best first,
+        at most ``max_pairs`` of them and within what is left of the task's pair budget; nothing is read. Used after
+        claims were added to a task, after the budget was raised, or after a job was stopped while judging."""
+        validate_task_id(task_id)
+        self.tasks.tasks.get(task_id)  # NotFoundError with a hint when the task is missing
+        start = time.perf_counter()
+        timer = _Timer()
+        report = IngestReport(task_id=task_id, cause_id=new_id("ing"), claims=[])
+        self._judge_claims(task_id, report, timer, progress or (lambda _name, _n: None), max_pairs)
+        report.seconds_total = time.perf_counter() - start
+        report.seconds_in_models = timer.model_seconds
+        return report
+
+    def _task_fragments(self, task_id: str, rules: LearnedRules | None) -> list[FragmentToJudge]:
+        """The task's fragments (of the pages it read) with their embedding and the best weight among those pages."""
+        penalties = domain_penalties(rules) if rules else {}
+        out: list[FragmentToJudge] = []
+        for row in self.store.run("coverage/task_candidate_fragments", {"task_id": task_id}):
+            if row["embedding"] is None:
+                log.warning("fragment %s has no embedding: it cannot be ranked and is not judged", row["id"])
+                continue
+            best: tuple[float, str | None] = (-1.0, None)
+            for domain, category in zip(row["domains"], row["categories"], strict=True):
+                weight = self._category_weight(category) * penalties.get(str(domain or "").lower(), 1.0)
+                best = max(best, (weight, category), key=lambda x: x[0])
+            out.append(
+                FragmentToJudge(
+                    row["id"], row["text"], np.asarray(row["embedding"], dtype=np.float32), best[0], best[1]
+                )
+            )
+        return out
+
+    def _plan(
+        self, task_id: str, report: IngestReport, timer: _Timer
+    ) -> tuple[list[ClaimToJudge], list[FragmentToJudge], PairPlan]:
+        claims = [
+            ClaimToJudge(r["claim_id"], r["text"], frozenset(r["source_ids"]), {f: rel for f, rel in r["judged"]})
+            for r in self.store.run("coverage/task_claims_to_judge", {"task_id": task_id})
+        ]
+        report.claims = [c.claim_id for c in claims]
         rules = self.ranking_rules() if self.ranking_rules else None
         report.ranking_rules_version = rules.version if rules else 0
-        claim_vectors = timer.run(lambda: self.embedder.embed([c["text"] for c in claims]))
-        pairs = self._ranked_pairs(claims, claim_vectors, rows, rules, self.settings.nli_top_k)
-        report.pairs_ranked = len(pairs)
-        recorded = self._recorded_relations(pairs)  # judged before, by this worker or any other: not judged again
-        pairs = [(c, f) for c, f in pairs if (f["id"], c["claim_id"]) not in recorded]
-        tick("pairs", len(recorded))
+        fragments = self._task_fragments(task_id, rules) if claims else []
+        dimension = self.embedder.dimension
+        vectors = np.vstack([f.vector for f in fragments]) if fragments else np.zeros((0, dimension), dtype=np.float32)
+        claim_vectors = (
+            timer.run(lambda: self.embedder.embed([c.text for c in claims]))
+            if claims and fragments
+            else np.zeros((len(claims), dimension), dtype=np.float32)
+        )
+        scores = relevance(
+            [c.text for c in claims],
+            claim_vectors,
+            [f.text for f in fragments],
+            vectors,
+            w_emb=self.settings.relevance_weight_embedding,
+            w_terms=self.settings.relevance_weight_terms,
+        )
+
+        def source_vectors(ids: Sequence[str]) -> np.ndarray:
+            rows = self.store.run("evidence/fragments_by_ids", {"ids": list(ids)})
+            found = [r["embedding"] for r in rows if r["embedding"] is not None]
+            return np.asarray(found, dtype=np.float32).reshape(len(found), dimension)
+
+        own = own_source_mask(claims, fragments, vectors, source_vectors, self.settings.near_duplicate_threshold)
+        return claims, fragments, plan_pairs(claims, fragments, scores, own, self.settings.relevance_floor)
+
+    def _judge_claims(
+        self, task_id: str, report: IngestReport, timer: _Timer, tick: Progress, max_pairs: int | None = None
+    ) -> None:
+        """Judge the task's pending candidate pairs, best first, within the task's pair budget; each batch's edges
+        are written as soon as it is judged, so a stopped job keeps what it judged."""
+        claims, fragments, plan = self._plan(task_id, report, timer)
+        if not claims:
+            return
+        report.pairs_ranked = plan.candidates
+        report.pairs_below_floor = plan.below_floor
+        report.pairs_own_source = plan.own_source
+        report.edges_existing = len(plan.existing)
+        counts = Counter(plan.existing.values())
+        edge_count = int(self.store.run("coverage/task_edge_count", {"task_id": task_id})[0]["edges"])
+        left = max(0, self.settings.task_pair_budget - edge_count)
+        report.pair_budget_left = left
+        todo = plan.pending[: left if max_pairs is None else min(left, max_pairs)]
+        report.pairs_pending = len(plan.pending) - len(todo)
+        if len(plan.pending) > left and max_pairs is None:
+            log.warning(
+                "task %s: %d candidate pair(s) above the relevance floor wait: the task's pair budget "
+                "(LYRA_TASK_PAIR_BUDGET=%d) has %d left; raise it and run judge_remaining",
+                task_id,
+                len(plan.pending) - left,
+                self.settings.task_pair_budget,
+                left,
+            )
+        judged_now: Counter[str] = Counter()
+        try:
+            counts.update(self._judge_pairs(claims, fragments, todo, report, timer, tick, judged_now))
+        finally:
+            report.pairs_pending += len(todo) - report.pairs_judged
+            report.pair_budget_left = max(0, left - sum(judged_now.values()))
+            coverage = [{**c.row(), "judged": c.judged + judged_now[c.claim_id]} for c in plan.coverage]
+            self.store.run("coverage/set_claim_coverage", {"rows": coverage})
+            if counts:
+                report.edges = dict(counts)
+
+    def _judge_pairs(
+        self,
+        claims: list[ClaimToJudge],
+        fragments: list[FragmentToJudge],
+        todo: list[PendingPair],
+        report: IngestReport,
+        timer: _Timer,
+        tick: Progress,
+        judged_now: Counter[str],
+    ) -> Counter[str]:
         cache = self.judge.cache if isinstance(self.judge, CachedJudge) else None
         hits_before = cache.hits if cache else 0
         calibrator, calibrator_version = self.calibrator() if self.calibrator else (None, None)
-        judge_id, rules_version = self.judge.model_id, int(getattr(self.judge, "rules_version", 0))
+        stamp = _Verdicts(
+            calibrator, calibrator_version, self.judge.model_id, int(getattr(self.judge, "rules_version", 0))
+        )
+        counts: Counter[str] = Counter()
+        holder = new_id("lease")
+        for first in range(0, len(todo), JUDGE_BATCH):
+            batch = todo[first : first + JUDGE_BATCH]
+            pairs = [(claims[p.claim_index], fragments[p.fragment_index]) for p in batch]
+            # another worker ranking the same task may be judging some of these right now: leave those to it
+            keys = [f"{f.fragment_id}|{c.claim_id}" for c, f in pairs]
+            rows = [
+                {"key": k, "fragment_id": f.fragment_id, "claim_id": c.claim_id}
+                for k, (c, f) in zip(keys, pairs, strict=True)
+            ]
+            held = {
+                r["key"]
+                for r in self.store.run(
+                    "coverage/lease_pairs",
+                    {"task_id": report.task_id, "pairs": rows, "holder": holder, "seconds": PAIR_LEASE_SECONDS},
+                )
+            }
+            pairs = [pair for pair, key in zip(pairs, keys, strict=True) if key in held]
+            try:
+                self._judge_batch(pairs, report, timer, stamp, tick, counts, judged_now)
+            finally:
+                self.store.run("coverage/release_pairs", {"keys": sorted(held), "holder": holder})
+            report.pairs_from_cache = (cache.hits - hits_before) if cache else 0
+            tick("pairs", len(batch))
+        return counts
+
+    def _judge_batch(
+        self,
+        pairs: list[tuple[ClaimToJudge, FragmentToJudge]],
+        report: IngestReport,
+        timer: _Timer,
+        stamp: _Verdicts,
+        tick: Progress,
+        counts: Counter[str],
+        judged_now: Counter[str],
+    ) -> None:
+        """Judge one leased batch and write its edges (with the judge's stamp) in one go."""
+        if not pairs:
+            return
+        calibrator, calibrator_version = stamp.calibrator, stamp.calibrator_version
         edges: list[dict[str, Any]] = []
         for (claim, fragment), result in self._judged(pairs, report, timer):
             report.pairs_judged += 1
-            tick("pairs", 1)
             confidence = result.confidence
             if not 0.0 <= confidence <= 1.0:  # model output validated before it becomes evidence
                 report.skipped.append(
-                    SkippedItem(item=f"pair {fragment['id']} / {claim['claim_id']}", reason=f"judge said {confidence}")
+                    SkippedItem(
+                        item=f"pair {fragment.fragment_id} / {claim.claim_id}", reason=f"judge said {confidence}"
+                    )
                 )
                 continue
             calibrated = calibrator.apply(confidence) if calibrator is not None else None
             edges.append(
                 {
-                    "fragment_id": fragment["id"],
-                    "claim_id": claim["claim_id"],
+                    "fragment_id": fragment.fragment_id,
+                    "claim_id": claim.claim_id,
                     "relation": RELATION_FOR_LABEL[result.label],
                     "nli_label": result.label,
                     "nli_confidence": round(calibrated if calibrated is not None else confidence, 6),
                     "nli_confidence_raw": round(confidence, 6) if calibrated is not None else None,
                     "nli_calibrator_version": calibrator_version if calibrated is not None else None,
-                    "source_domain_category": fragment["domain_category"],
+                    "nli_evidence_sentence": _bounded_sentence(result.sentence),
+                    "source_domain_category": fragment.category,
                     "cause_id": report.cause_id,
                 }
             )
-        report.pairs_from_cache = (cache.hits - hits_before) if cache else 0
-        report.pairs_judged += len(recorded)
-        report.pairs_from_cache += len(recorded)
-        report.edges_existing = len(recorded)
-        counts = Counter(recorded.values())
         if edges:
             written = self.evidence.create_stance_edges(edges)
             # which judge and learned rule set made the verdicts (issue 15): any edge traces to the rules in force
             stamped = [{"fragment_id": e["fragment_id"], "claim_id": e["claim_id"]} for e in edges]
             self.store.run(
-                "learning/stamp_edges", {"pairs": stamped, "judge_id": judge_id, "rules_version": rules_version}
+                "learning/stamp_edges",
+                {"pairs": stamped, "judge_id": stamp.judge_id, "rules_version": stamp.rules_version},
             )
             report.edges_existing += len(edges) - written.created
             counts.update(e["relation"] for e in edges)
+            judged_now.update(e["claim_id"] for e in edges)
             tick("edges", written.created)
-        if counts:
-            report.edges = dict(counts)
-
-    def _recorded_relations(self, pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[tuple[str, str], str]:
-        """The (fragment id, claim id) pairs among ``pairs`` that already have their stance edge, and its type. The
-        edge in Neo4j is the pair's one judgement, so a pair any worker judged (on any host, whatever its NLI cache
-        holds) is not judged again; two workers judging the same new pair at the same moment still write one edge."""
-        if not pairs:
-            return {}
-        rows = self.store.run(
-            "evidence/recorded_stance_edges",
-            {"rows": [{"fragment_id": f["id"], "claim_id": c["claim_id"]} for c, f in pairs]},
-        )
-        return {(r["fragment_id"], r["claim_id"]): r["relation"] for r in rows}

@@ -11,6 +11,10 @@ running a job again adds nothing twice. A run that loses Neo4j (``graph_unavaila
 records nothing, and the job is resumed once Neo4j answers again. A run that meets a CAPTCHA, login or consent wall
 *parks* its job (state ``waiting``) with an intervention item for a person (``lyra.services.interventions``); a
 person's ``resolve_auth`` queues it again (or ends it as ``skipped``).
+
+Jobs run in the order they were queued (``queue_seq``, one counter in Neo4j). Besides a task's targets, the service
+queues jobs of its own (no task: the learning loop's proposal batch, ``queue_service_job``); ``route_jobs`` hands
+each kind to its executor, and a job reports how far it is with ``JobContext.report`` (``get_job`` shows it).
 """
 
 from __future__ import annotations
@@ -23,17 +27,18 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from lyra.core.errors import GraphUnavailableError, InvalidInputError, JobCancelled, LyraError
+from lyra.core.errors import GraphUnavailableError, InvalidInputError, JobCancelled, LyraError, NotFoundError
 from lyra.core.ids import new_id, validate_task_id
-from lyra.graph.store import GraphStore
+from lyra.graph.store import GraphStore, to_plain
 from lyra.graph.tasks import TaskRepository
 from lyra.models.api import (
+    JobInfo,
     QueuedCandidate,
     QueuedTarget,
     QueueReferenceCandidatesRequest,
@@ -52,7 +57,7 @@ DOI_PREFIXES = ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "d
 @dataclass(frozen=True)
 class ClaimedJob:
     id: str
-    task_id: str
+    task_id: str  # "" for a job of the service itself (queue_service_job)
     kind: str
     value: str
     options: dict[str, Any]
@@ -62,14 +67,24 @@ class ClaimedJob:
 
 @dataclass
 class JobContext:
-    """Handed to the code running a job: cancellation and when the job started."""
+    """Handed to the code running a job: cancellation, when the job started, and where its progress goes."""
 
     job: ClaimedJob
     started: float = field(default_factory=time.monotonic)
     _cancel: threading.Event = field(default_factory=threading.Event)
+    progress: dict[str, Any] | None = None  # what the job reported last
+    _sink: Callable[[dict[str, Any]], None] | None = None  # the worker pool keeps it on the Job node
 
     def cancel(self) -> None:
         self._cancel.set()
+
+    def report(self, progress: Mapping[str, Any]) -> None:
+        """Record how far the job is (its stage and counters; JSON values): kept on the Job node, where ``get_job``
+        shows it. Also a point where a stop request is honoured (raises JobCancelled)."""
+        self.progress = dict(progress)
+        if self._sink is not None:
+            self._sink(self.progress)
+        self.check()
 
     @property
     def cancelled(self) -> bool:
@@ -108,6 +123,26 @@ class JobOutcome:
 JobExecutor = Callable[[ClaimedJob, JobContext], JobOutcome]
 
 
+def route_jobs(default: JobExecutor, by_kind: Mapping[str, JobExecutor]) -> JobExecutor:
+    """One executor for a worker pool: a job whose kind ``by_kind`` names goes to that executor, any other to
+    ``default`` (the research executor of a task's targets)."""
+
+    def run(job: ClaimedJob, ctx: JobContext) -> JobOutcome:
+        return by_kind.get(job.kind, default)(job, ctx)
+
+    return run
+
+
+@dataclass(frozen=True)
+class ServiceJob:
+    """A job of the service itself as ``queue_service_job`` left it: ``queued`` is false when one of its key was
+    already queued or running (this is that one)."""
+
+    id: str
+    state: str
+    queued: bool
+
+
 # ----------------------------------------------------------------------------- targets
 def resolve_file_target(value: str, roots: Sequence[Path], field_name: str) -> Path:
     """A file or folder below one of the allowed roots (symlinks resolved), else InvalidInputError."""
@@ -142,6 +177,36 @@ def resolve_file_target(value: str, roots: Sequence[Path], field_name: str) -> P
     raise InvalidInputError(field_name, f"no such file or folder below the allowed folders: {value!r}")
 
 
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def canonical_url(url: str) -> str:
+    """A URL target's identity: what the server is asked for. Two URLs are the same target exactly when they make
+    the same request, so what never reaches the server goes and what does is kept as given:
+
+    * the fragment (``#x``) is dropped: browsers never send it;
+    * the scheme and host are lower-cased and a default port (``:80`` for http, ``:443`` for https) is dropped;
+      an empty path becomes ``/`` (``http://h`` asks for ``GET /``);
+    * the path, a trailing slash included, and the query are kept as they are: ``/ghana.html/`` and
+      ``/ghana.html`` are different requests (on some servers a 404 or another resource, on others the same
+      page), and ``/docs/v1.2/`` must not become ``/docs/v1.2``. A page read twice under two addresses is still
+      one piece of evidence: its fragments are de-duplicated by text.
+
+    Expects an http(s) URL with a host (``normalise_target`` checks it first).
+    """
+    parsed = urlparse(url)
+    scheme = parsed.scheme.lower()
+    host = (parsed.hostname or "").lower()
+    if ":" in host:  # an IPv6 literal keeps its brackets
+        host = f"[{host}]"
+    port = parsed.port
+    userinfo = parsed.netloc.rpartition("@")[0]
+    netloc = (f"{userinfo}@" if userinfo else "") + host
+    if port is not None and port != DEFAULT_PORTS.get(scheme):
+        netloc += f":{port}"
+    return parsed._replace(scheme=scheme, netloc=netloc, path=parsed.path or "/", fragment="").geturl()
+
+
 def normalise_target(target: Target, roots: Sequence[Path], field_name: str) -> str:
     """The canonical form of a target's value (what duplicates are detected on); validates it."""
     value = target.value.strip()
@@ -155,7 +220,7 @@ def normalise_target(target: Target, roots: Sequence[Path], field_name: str) -> 
             raise InvalidInputError(field_name, f"not a valid URL: {exc}") from None
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
             raise InvalidInputError(field_name, "must be an http(s) URL with a host")
-        return parsed._replace(scheme=parsed.scheme.lower(), netloc=parsed.netloc.lower(), fragment="").geturl()
+        return canonical_url(value)
     if target.kind == "doi":
         doi = value
         for prefix in DOI_PREFIXES:
@@ -276,6 +341,30 @@ class JobService:
             jobs=queued.jobs,
         )
 
+    def queue_service_job(self, kind: str, key: str, options: Mapping[str, Any]) -> ServiceJob:
+        """Queue a job of the service itself (no task), at most one per ``key`` queued or running at once."""
+        row = self.store.run(
+            "jobs/enqueue_service_job",
+            {"key": key, "id": new_id("job"), "kind": kind, "value": key, "options": json.dumps(dict(options))},
+        )[0]
+        if row["queued"]:
+            self.notify_queued()
+        return ServiceJob(id=row["id"], state=row["state"], queued=bool(row["queued"]))
+
+    def get_job(self, job_id: str) -> JobInfo:
+        """One job by id: its progress while it runs, how it ended once it has."""
+        rows = self.store.run("jobs/job_by_id", {"id": job_id})
+        if not rows:
+            raise NotFoundError(f"no job {job_id!r}", hint="queue_targets and generate_proposals return job ids")
+        row = to_plain(rows[0])
+        return JobInfo(
+            **{
+                **row,
+                "result": json.loads(row["result"]) if row["result"] else None,
+                "progress": json.loads(row["progress"]) if row["progress"] else None,
+            }
+        )
+
     def stop(self, task_id: str, *, immediate: bool) -> tuple[int, int]:
         """Cancel the task's queued jobs; ask running ones to cancel when ``immediate``. Returns the counts."""
         validate_task_id(task_id)
@@ -381,7 +470,7 @@ class WorkerPool:
                 continue
             return ClaimedJob(
                 id=row["id"],
-                task_id=row["task_id"],
+                task_id=row["task_id"] or "",
                 kind=row["kind"],
                 value=row["value"],
                 options=json.loads(row["options"] or "{}"),
@@ -391,7 +480,7 @@ class WorkerPool:
         return None
 
     def _run(self, job: ClaimedJob) -> None:
-        ctx = JobContext(job)
+        ctx = JobContext(job, _sink=lambda progress: self._save_progress(job, progress))
         with self._lock:
             self._running[job.claim] = ctx
         state, error, result, pages = "done", None, None, 0
@@ -435,6 +524,23 @@ class WorkerPool:
         except LyraError as exc:  # the heartbeat stops, so the job is re-queued later: nothing is lost
             log.error("could not record the end of job %s: %s", job.id, exc.message)
         log.info("job %s %s%s", job.id, state, f": {error}" if error else "")
+
+    def _save_progress(self, job: ClaimedJob, progress: dict[str, Any]) -> None:
+        """Keep a running job's progress on its node (matched by this run's claim; also a heartbeat)."""
+        try:
+            rows = self.store.run(
+                "jobs/set_job_progress", {"id": job.id, "claim": job.claim, "progress": json.dumps(progress)}
+            )
+        except GraphUnavailableError:
+            raise  # the run stops and is resumed like any run that lost Neo4j
+        except LyraError as exc:  # progress is for people watching: the job goes on without it
+            log.warning("could not record the progress of job %s: %s", job.id, exc.message)
+            return
+        if rows and rows[0]["cancel_requested"]:
+            with self._lock:
+                ctx = self._running.get(job.claim)
+            if ctx is not None:
+                ctx.cancel()
 
     def _park(self, job: ClaimedJob, park: Park, result: dict[str, Any] | None, seconds: float) -> None:
         """The job waits for a person: with its own intervention item (it met a wall) or held for a paused domain."""

@@ -139,6 +139,7 @@ MAX_REJECTED_SHOWN = 5  # rejected claims a claim-extraction example rule shows 
 EXTRACTION_CASES = 3  # passages re-extracted per set (rejected, kept) when a claim-extraction rule is measured
 SAME_CLAIM = 0.9  # cosine at which an extracted claim is the same claim (ingest's de-duplication threshold)
 LABEL_ANSWERS = {"entailment": ("yes", "no"), "contradiction": ("no", "yes"), "neutral": ("no", "no")}
+Progress = Callable[[dict[str, Any]], None]  # a proposal batch's stage and counters (JobContext.report)
 
 
 def _facts(record: dict[str, Any]) -> RecordFacts:
@@ -540,13 +541,21 @@ class LearningService:
 
         threading.Thread(target=run, name="lyra-learning-batch", daemon=True).start()
 
-    def generate_proposals(self, request: GenerateProposalsRequest) -> GenerateProposalsResponse:
+    def generate_proposals(
+        self, request: GenerateProposalsRequest, progress: Progress | None = None
+    ) -> GenerateProposalsResponse:
         """One batch: group the stance corrections by error pattern and propose for each group with enough evidence
-        (see the module's docstring). Records already evidence of a proposal are not used twice."""
+        (see the module's docstring). Records already evidence of a proposal are not used twice. Measuring runs the
+        judge (minutes): the doors queue the batch as a job (``lyra.services.learning_jobs``), whose ``progress``
+        receives the stage and counters after each step (it may raise to stop the batch)."""
         with self._batch_lock:
-            return self._generate(request)
+            return self._generate(request, progress)
 
-    def _generate(self, request: GenerateProposalsRequest) -> GenerateProposalsResponse:
+    def _generate(
+        self, request: GenerateProposalsRequest, progress: Progress | None = None
+    ) -> GenerateProposalsResponse:
+        tell: Progress = progress or (lambda _progress: None)
+        tell({"stage": "reading corrections"})
         records = self._records_of("stance")
         used_by = self._used_record_ids()
         used = set().union(*used_by.values())
@@ -563,39 +572,64 @@ class LearningService:
             groups.setdefault(fact.pattern, []).append(record)
         out = GenerateProposalsResponse(created=[])
         active = self._active_rule_facts()
+        kinds = [(STANCE_LLM, "GUIDELINE"), (STANCE_TRAINED, "NEGATIVE_EXAMPLE")]
+        if self.settings.learning_propose_examples:
+            kinds.insert(1, (STANCE_LLM, "NEGATIVE_EXAMPLE"))
+        rejected = self._rejected_extractions(used)
+        domains = self._domain_reviews(records, used_by.get(EVIDENCE_RANKING, set()))
+        steps = sum(len(kinds) for p in groups if p in STANCE_GUIDELINES) + bool(rejected) + len(domains) + 1
+        done = 0
+
+        def step(stage: str) -> None:  # before each proposal is placed (measured: the slow part) and the refit
+            tell(
+                {
+                    "stage": stage,
+                    "records": len(records),
+                    "steps": steps,
+                    "steps_done": done,
+                    "created": len(out.created),
+                    "consolidated": len(out.consolidated),
+                    "skipped": len(out.skipped),
+                }
+            )
+
         for pattern, group in sorted(groups.items()):
             group.sort(key=lambda r: r["created_at"])
             if pattern not in STANCE_GUIDELINES:
                 out.skipped.append(f"{pattern}: no rule template for this pattern")
                 continue
             key = f"stance:{pattern}"
-            kinds = [(STANCE_LLM, "GUIDELINE"), (STANCE_TRAINED, "NEGATIVE_EXAMPLE")]
-            if self.settings.learning_propose_examples:
-                kinds.insert(1, (STANCE_LLM, "NEGATIVE_EXAMPLE"))
             for component, rule_type in kinds:
+                step(f"proposing {component} {rule_type} for {pattern}")
                 self._place(
                     out, component, rule_type, key, pattern, group, active,
                     partial(self._propose, component, rule_type, key, pattern, group, active, request.measure),
                 )  # fmt: skip
-        rejected = self._rejected_extractions(used)
+                done += 1
         if rejected:
             key = f"claims:{EXTRACTION_PATTERN}"
+            step(f"proposing {CLAIM_EXTRACTION} NEGATIVE_EXAMPLE")
             self._place(
                 out, CLAIM_EXTRACTION, "NEGATIVE_EXAMPLE", key, EXTRACTION_PATTERN, rejected, active,
                 partial(self._propose_extraction, key, rejected, active, request.measure),
             )  # fmt: skip
-        domains = self._domain_reviews(records, used_by.get(EVIDENCE_RANKING, set()))
+            done += 1
         for domain, (corrected, kept) in sorted(domains.items()):
             key = f"ranking:domain:{domain}"
+            step(f"proposing {EVIDENCE_RANKING} CONSTRAINT for {domain}")
             self._place(
                 out, EVIDENCE_RANKING, "CONSTRAINT", key, f"domain {domain}", corrected, active,
                 partial(self._propose_constraint, key, domain, corrected, kept, active, request.measure),
             )  # fmt: skip
+            done += 1
+        step("calibration refit")
         refit = self._propose_refit()
         if isinstance(refit, Proposal):
             out.created.append(refit)
         elif refit:
             out.skipped.append(refit)
+        done += 1
+        step("done")
         return out
 
     def _place(

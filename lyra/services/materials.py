@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,7 @@ from lyra.models.api import (
     RescoreRequest,
 )
 from lyra.models.confidence import credible_intervals
+from lyra.services.provenance import independent_sources
 
 CLAIMS_PER_PART = 250
 # stored sums and the same sums recomputed from the edges are added up in different orders: equal within this
@@ -51,22 +53,23 @@ _NEO4J_DATETIME = re.compile(
 )
 
 
-def verification(supporting_pages: int, refutes: int, security_rejections: int) -> dict[str, Any]:
+def verification(supporting_sources: int, refutes: int, security_rejections: int) -> dict[str, Any]:
     """Source verification from evidence only (seed 003 decision 10: reason codes state facts; domain categories
     play no part): a dangerous pattern rejects; refuting evidence keeps a claim pending (never a block); two or
-    more independent supporting pages without refutation verify; less is insufficient."""
+    more independent supporting sources (:mod:`lyra.services.provenance`) without refutation verify; less is
+    insufficient."""
     if security_rejections:
         status, reason = "rejected", "dangerous_pattern"
     elif refutes:
         status, reason = "pending", "conflicting_evidence"
-    elif supporting_pages >= 2:
+    elif supporting_sources >= 2:
         status, reason = "verified", "well_supported"
     else:
         status, reason = "pending", "insufficient_evidence"
     return {
         "source_verification_status": status,
         "verification_reason": reason,
-        "independent_sources": supporting_pages,
+        "independent_sources": supporting_sources,
     }
 
 
@@ -131,36 +134,79 @@ EVIDENCE_COLUMNS = (
     "claim_rejection_reason",
     "oldest",
     "newest",
-    "supporting_pages",
+    "supporting",
     "evidence_available",
     "evidence",
     "security_rejections",
+    "coverage",
 )
+PAGES_PER_ITEM = 5
 
 
-ITEM_COLUMNS = (
-    "edge_id",
-    "relation",
-    "fragment_id",
-    "source_id",
-    "url",
-    "title",
-    "year",
-    "doi",
-    "venue",
-    "nli_confidence",
-    "source_domain_category",
-    "edge_human_corrected",
-)
+def source_text(text: str | None, limit: int) -> dict[str, Any] | None:
+    """A source's text as returned to clients: marked untrusted, at most ``limit`` characters (cut at a word)."""
+    if text is None:
+        return None
+    if len(text) <= limit:
+        return {"text": text, "truncated": False}
+    cut = text[:limit]
+    space = cut.rfind(" ")
+    if space > limit // 2:
+        cut = cut[:space]
+    return {"text": cut.rstrip() + " …", "truncated": True}
 
 
-def evidence_rows(result: list[Row]) -> list[Row]:
+def evidence_item(raw: list[Any], passage_chars: int) -> dict[str, Any]:
+    """One evidence item of materials/claim_evidence as the Evidence model's fields."""
+    (edge_id, relation, fragment_id, pages, passage, nli_confidence, weight, category, corrected, sentence, total) = raw
+    listed = [{"source_id": p[0], "url": p[1], "title": p[2], "year": p[3], "doi": p[4], "venue": p[5]} for p in pages]
+    first = listed[0] if listed else {}
+    return {
+        "edge_id": edge_id,
+        "relation": relation,
+        "fragment_id": fragment_id,
+        "source_id": first.get("source_id"),
+        "url": first.get("url"),
+        "title": first.get("title"),
+        "year": first.get("year"),
+        "doi": first.get("doi"),
+        "venue": first.get("venue"),
+        "pages": listed,
+        "pages_total": total,
+        "passage": source_text(passage, passage_chars),
+        "decisive_sentence": source_text(sentence, passage_chars),
+        "nli_confidence": nli_confidence,
+        "weight": weight,
+        "source_domain_category": category,
+        "edge_human_corrected": corrected,
+    }
+
+
+def coverage_of(values: list[Any]) -> dict[str, int] | None:
+    """The claim's stored coverage counts (coverage/set_claim_coverage), None before its first ranking."""
+    fragments, candidates, below_floor, own_source, judged = values
+    if candidates is None:
+        return None
+    judged = min(int(judged or 0), int(candidates))
+    return {
+        "fragments": int(fragments or 0),
+        "candidates": int(candidates),
+        "judged": judged,
+        "pending": int(candidates) - judged,
+        "below_floor": int(below_floor or 0),
+        "own_source": int(own_source or 0),
+    }
+
+
+def evidence_rows(result: list[Row], passage_chars: int) -> list[Row]:
     """materials/claim_evidence answers one row holding one list per claim, its evidence items lists too: one dict
     per claim, one per item."""
     (row,) = result
     rows = [dict(zip(EVIDENCE_COLUMNS, values, strict=True)) for values in row["claims"]]
     for claim in rows:
-        claim["evidence"] = [dict(zip(ITEM_COLUMNS, item, strict=True)) for item in claim["evidence"]]
+        claim["evidence"] = [evidence_item(item, passage_chars) for item in claim["evidence"]]
+        claim["independent_sources"] = independent_sources(claim.pop("supporting"))
+        claim["coverage"] = coverage_of(claim["coverage"])
     return rows
 
 
@@ -169,8 +215,14 @@ Convert = Callable[[list[Row]], list[Row]]
 
 class MaterialsService:
     def __init__(
-        self, store: GraphStore, tasks: TaskRepository, parallel_queries: int = 3, batch_size: int = 5000
+        self,
+        store: GraphStore,
+        tasks: TaskRepository,
+        parallel_queries: int = 3,
+        batch_size: int = 5000,
+        passage_chars: int = 700,
     ) -> None:
+        self.passage_chars = passage_chars
         self.store = store
         self.tasks = tasks
         self.parallel_queries = parallel_queries
@@ -284,11 +336,14 @@ class MaterialsService:
         # keeps `parallel_queries` statements running while this thread assembles and validates the parts read.
         score_params = {"task_id": request.task_id, "include_not_adopted": True, "claim_ids": ids}
         scored = self._pool.submit(self._read, "materials/claim_scores", score_params, column_rows)
-        evidence_params = {"evidence_limit": opts.evidence_limit, "include_neutral": opts.include_neutral}
+        evidence_params = {
+            "evidence_limit": opts.evidence_limit,
+            "include_neutral": opts.include_neutral,
+            "pages_per_item": PAGES_PER_ITEM,
+        }
+        convert = partial(evidence_rows, passage_chars=self.passage_chars)
         parts = [
-            self._pool.submit(
-                self._read, "materials/claim_evidence", {**evidence_params, "claim_ids": part}, evidence_rows
-            )
+            self._pool.submit(self._read, "materials/claim_evidence", {**evidence_params, "claim_ids": part}, convert)
             for part in self._parts(ids)
         ]
         scores = scored.result()
@@ -322,7 +377,10 @@ class MaterialsService:
                         "claim_adoption_status": extra["claim_adoption_status"],
                         "claim_rejection_reason": extra["claim_rejection_reason"],
                         "credible_interval_95": intervals[i],
-                        **verification(extra["supporting_pages"], row["refutes_count"], extra["security_rejections"]),
+                        **verification(
+                            extra["independent_sources"], row["refutes_count"], extra["security_rejections"]
+                        ),
+                        "coverage": extra["coverage"],
                         "evidence": items,
                         "evidence_truncated": extra["evidence_available"] > len(items),
                         "evidence_years": {"oldest": extra["oldest"], "newest": extra["newest"]},

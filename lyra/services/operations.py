@@ -11,13 +11,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import quote
 
-from lyra.core.errors import ConfigError, ConflictError
+from lyra.core.errors import ConfigError, ConflictError, InvalidInputError
 from lyra.core.ids import task_id_for
+from lyra.core.text import question_cue
 from lyra.graph.connection import ConnectionInfo
 from lyra.graph.store import GraphStore, to_plain
 from lyra.graph.tasks import TaskRepository
 from lyra.models.api import (
     MATERIALS_PAGE_MAX,
+    AddClaimsRequest,
+    AddClaimsResponse,
+    AddedClaimInfo,
     AuthQueue,
     CollectGarbageRequest,
     CreateTaskRequest,
@@ -26,11 +30,15 @@ from lyra.models.api import (
     GarbageReport,
     GetAuthQueueRequest,
     GetEvidenceGraphRequest,
+    GetJobRequest,
     GetMaterialsRequest,
     GetStatusRequest,
     GraphEdge,
     GraphNode,
     Health,
+    JobInfo,
+    JudgeRemainingRequest,
+    JudgeRemainingResponse,
     Materials,
     MaterialsOptions,
     QueryGraphRequest,
@@ -53,7 +61,7 @@ from lyra.models.api import (
     VectorSearchRequest,
     ViewList,
 )
-from lyra.models.ingest import IngestReport, IngestRequest, ResearchRequest
+from lyra.models.ingest import IngestReport, IngestRequest, ResearchRequest, ResearchStart
 from lyra.models.learning import (
     ApproveProposalRequest,
     FeedbackForComponentRequest,
@@ -68,6 +76,7 @@ from lyra.models.learning import (
     ListRulesRequest,
     Proposal,
     ProposalList,
+    ProposalsJob,
     ProposeRuleRequest,
     RejectProposalRequest,
     RetireRuleRequest,
@@ -94,7 +103,9 @@ from lyra.services.ingest import IngestService, Progress
 from lyra.services.interventions import InterventionService
 from lyra.services.jobs import JobService
 from lyra.services.learning import LearningService
+from lyra.services.learning_jobs import queue_proposals
 from lyra.services.materials import MaterialsService, materials_json
+from lyra.services.research import research_claims
 from lyra.services.status import StatusService
 from lyra.services.tasks import TaskService
 
@@ -154,11 +165,13 @@ class Operations:
                 f"a task with this hypothesis already exists: {task_id!r}",
                 hint="call get_status on it, or give config.task_id to start a separate task",
             )
-        created = self.tasks.create_task(task_id, request.hypothesis, hypothesis_as_claim=config.hypothesis_as_claim)
+        as_claim, notes = self._hypothesis_as_claim(request.hypothesis, config.hypothesis_as_claim, config.claims)
+        created = self.tasks.create_task(task_id, request.hypothesis, hypothesis_as_claim=as_claim)
         claim_ids = list(created.get("claim_ids", []))
-        extra = [c for c in config.claims if c != request.hypothesis or not config.hypothesis_as_claim]
+        extra = [c for c in config.claims if c != request.hypothesis or not as_claim]
         if extra:
             claim_ids += self.tasks.add_claims(task_id, extra)
+        claim_ids = list(dict.fromkeys(claim_ids))  # a claim given twice is held once
         if config.max_pages is not None or config.max_seconds is not None:
             self.store.run(
                 "jobs/set_task_budget",
@@ -170,7 +183,42 @@ class Operations:
             claim_ids=claim_ids,
             status=created["status"],
             next_step="queue_targets(task_id, targets) to gather evidence, then get_status(task_id, wait=...)",
+            notes=notes,
         )
+
+    def add_claims(self, request: AddClaimsRequest) -> AddClaimsResponse:
+        """Add claims to an existing task; a claim the task already holds (same text, ignoring case, extra
+        whitespace and trailing punctuation) is returned, not added again."""
+        added = self.tasks.add_claims_reported(request.task_id, request.claims)
+        created = sum(claim.created for claim in added)
+        return AddClaimsResponse(
+            task_id=request.task_id,
+            claims=[AddedClaimInfo(claim_id=c.claim_id, text=c.text, created=c.created) for c in added],
+            created=created,
+            existing=len(added) - created,
+            next_step="judge_remaining(task_id) judges new claims against the task's fragments; queue_targets "
+            "gathers more sources; get_materials shows them",
+        )
+
+    @staticmethod
+    def _hypothesis_as_claim(
+        hypothesis: str, wanted: bool, claims: list[str], field: str = "config.claims"
+    ) -> tuple[bool, list[str]]:
+        """Whether the hypothesis becomes the task's first claim: as asked, unless it is a question, which only names
+        the task (issue 25 item 6); a question then needs claims (``field``), the statements that answer it."""
+        cue = question_cue(hypothesis)
+        if cue is None:
+            return wanted, []
+        if not claims:
+            raise InvalidInputError(
+                field,
+                f"the hypothesis is a question ({cue}), and a question is never judged; give the claims that answer "
+                f"it, as statements, in {field}",
+                hint=f"e.g. hypothesis 'Does access to microcredit increase household consumption?' with {field} "
+                "['Access to microcredit increases household consumption']; or state the hypothesis as a claim",
+            )
+        note = f"the hypothesis is a question ({cue}): it names the task and is not judged; the claims are {field}"
+        return False, [note]
 
     def list_tasks(self) -> TaskList:
         """All tasks, newest first, with their claim counts."""
@@ -224,8 +272,13 @@ class Operations:
     # ---------------------------------------------------------- synchronous ingest (CLI)
     def ingest(self, request: IngestRequest, progress: Progress | None = None) -> IngestReport:
         """Read local files or folders into a task now (not as a job) and judge its claims; the task is created
-        when missing. ``progress(counter, n)`` reports documents / fragments / pairs / edges as they happen."""
-        return self._ingest().ingest(
+        when missing (a question as hypothesis only names it: the claims are ``request.claims``).
+        ``progress(counter, n)`` reports documents / fragments / pairs / edges as they happen."""
+        if request.hypothesis is not None and not self.task_repo.exists(request.task_id):
+            as_claim, _ = self._hypothesis_as_claim(request.hypothesis, True, list(request.claims), "claims")
+            if not as_claim:
+                self.tasks.create_task(request.task_id, request.hypothesis, hypothesis_as_claim=False)
+        report = self._ingest().ingest(
             request.paths,
             request.task_id,
             request.claims,
@@ -233,18 +286,68 @@ class Operations:
             extract_claims=request.extract_claims,
             progress=progress,
         )
+        self.tasks.mark_ran(report.task_id)  # the task has run, as if its jobs had: not 'created' any more
+        return report
+
+    def judge_remaining(
+        self, request: JudgeRemainingRequest, progress: Progress | None = None
+    ) -> JudgeRemainingResponse:
+        """Judge the task's pending candidate pairs (above the relevance floor, no stance edge yet) now, best first,
+        at most ``max_pairs`` and within the task's pair budget: after claims were added, after the budget was
+        raised, or after a job stopped while judging."""
+        report = self._ingest().judge_remaining(request.task_id, max_pairs=request.max_pairs, progress=progress)
+        return JudgeRemainingResponse(
+            task_id=report.task_id,
+            pairs_judged=report.pairs_judged,
+            pairs_pending=report.pairs_pending,
+            pairs_candidates=report.pairs_ranked,
+            pairs_below_floor=report.pairs_below_floor,
+            pairs_own_source=report.pairs_own_source,
+            pair_budget_left=report.pair_budget_left or 0,
+            edges=report.edges,
+            skipped=[f"{s.item}: {s.reason}" for s in report.skipped],
+            seconds=round(report.seconds_total, 3),
+        )
+
+    def start_research(self, request: ResearchRequest) -> ResearchStart:
+        """The task for a researched question (id derived from it, as create_task derives one, unless given),
+        created when missing or continued, with the claims it judges: a statement is the first claim itself; a
+        question never is (issue 25 item 6): its claims are ``request.claims`` or, without them, the LLM's claims
+        for it (:func:`lyra.services.research.research_claims`)."""
+        task_id = request.task_id or task_id_for(request.question)
+        exists = self.task_repo.exists(task_id)
+        existing = [r["text"] for r in self.store.run("tasks/task_claims", {"task_id": task_id})] if exists else []
+        question = question_cue(request.question) is not None
+
+        def extract(text: str) -> list[str]:
+            from lyra.ml.question_claims import QuestionClaims
+
+            ingest = self._ingest()
+            return QuestionClaims(ingest.llm, ingest.settings.prompts_dir).claims(text)
+
+        added, source = research_claims(request.question, request.claims, existing, extract)
+        if not exists:
+            self.tasks.create_task(task_id, request.question, hypothesis_as_claim=not question)
+            if not question:
+                existing = [request.question]
+        if added:
+            self.tasks.add_claims(task_id, added)
+        return ResearchStart(
+            task_id=task_id,
+            created=not exists,
+            question=question,
+            claims_added=added,
+            claims_from=source,
+            claims=[*existing, *added],
+        )
 
     def research(self, request: ResearchRequest, progress: Progress | None = None) -> IngestReport:
-        """A question researched over a local corpus: the task (id derived from the question, as create_task
-        derives it) is created with the question as hypothesis and first claim, or continued when it exists."""
-        task_id = request.task_id or task_id_for(request.question)
+        """A question researched over a local corpus: :meth:`start_research`, then the corpus read into the task."""
+        if not request.corpus:
+            raise InvalidInputError("corpus", "give at least one file or folder to read")
+        start = self.start_research(request)
         return self.ingest(
-            IngestRequest(
-                task_id=task_id,
-                paths=request.corpus,
-                hypothesis=request.question,
-                extract_claims=request.extract_claims,
-            ),
+            IngestRequest(task_id=start.task_id, paths=request.corpus, extract_claims=request.extract_claims),
             progress,
         )
 
@@ -315,7 +418,15 @@ class Operations:
         return self.learning.find_similar(request)
 
     def generate_proposals(self, request: GenerateProposalsRequest) -> GenerateProposalsResponse:
+        """The batch run here and now (minutes); the doors queue it instead (``queue_proposals``)."""
         return self.learning.generate_proposals(request)
+
+    def queue_proposals(self, request: GenerateProposalsRequest) -> ProposalsJob:
+        """The proposal batch as a background job: its id at once; ``get_job`` shows its progress and result."""
+        return queue_proposals(self.jobs, request)
+
+    def get_job(self, request: GetJobRequest) -> JobInfo:
+        return self.jobs.get_job(request.id)
 
     def propose_rule(self, request: ProposeRuleRequest) -> Proposal:
         return self.learning.propose_rule(request)

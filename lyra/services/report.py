@@ -89,6 +89,11 @@ class EvidenceRow:
     venue: str | None
     human_reviewed: bool
     edge_id: str
+    passage: str | None = None  # the judged passage (source text: escaped by the template, never markup)
+    passage_truncated: bool = False
+    decisive_sentence: str | None = None
+    weight: str = ""  # what the edge adds to alpha or beta (1 once a person reviewed it)
+    other_pages: int = 0  # further pages this task read that carry the same passage
 
 
 @dataclass(frozen=True)
@@ -254,6 +259,11 @@ def evidence_row(item: Evidence) -> EvidenceRow:
         venue=item.venue or None,
         human_reviewed=item.edge_human_corrected,
         edge_id=item.edge_id,
+        passage=item.passage.text if item.passage else None,
+        passage_truncated=bool(item.passage and item.passage.truncated),
+        decisive_sentence=item.decisive_sentence.text if item.decisive_sentence else None,
+        weight=fmt(item.weight),
+        other_pages=max(0, item.pages_total - 1),
     )
 
 

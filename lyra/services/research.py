@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlparse
 
-from lyra.core.errors import BudgetExhausted, LyraError, SourceUnavailable
+from lyra.core.errors import BudgetExhausted, InvalidInputError, LyraError, SourceUnavailable
+from lyra.core.text import question_cue
 from lyra.graph.store import GraphStore
-from lyra.models.api import Budget
+from lyra.models.api import AcademicSearchMode, Budget
 from lyra.models.ingest import IdentifierMention, IngestReport
 from lyra.services.academic import AcademicResearch, AcademicRun, is_academic_query
 from lyra.services.ingest import IngestService
@@ -136,15 +137,82 @@ def _unique_identifiers(mentions: Sequence[IdentifierMention]) -> dict[PaperId, 
     return found
 
 
+ClaimSource = Literal["question", "given", "llm", "existing"]
+
+
+def research_claims(
+    question: str, given: Sequence[str], existing: Sequence[str], extract: Callable[[str], list[str]]
+) -> tuple[list[str], ClaimSource]:
+    """The claims ``lyra research`` adds for ``question`` (issue 25 item 6: a question is never judged), and where
+    they come from. ``given``: the claims the person or assistant wrote (``--claim``), already checked not to be
+    questions; ``existing``: the task's claims when it is continued; ``extract``: the LLM's claims for a question.
+
+    * A statement (not a question): it is the task's first claim itself (``question``); ``given`` claims join it.
+    * A question with ``given`` claims: those.
+    * A question, no ``given`` claims, a task holding claims already: nothing new (the task is continued).
+    * A question and nothing else: the LLM's claims; none usable is an InvalidInputError naming ``claims``.
+
+    Claims the task holds already (the same text) are not added twice."""
+    known = set(existing)
+    new = [c for c in dict.fromkeys(given) if c not in known and c != question]
+    if question_cue(question) is None:
+        return new, "question"
+    if given:
+        return new, "given"
+    if existing:
+        return [], "existing"
+    extracted = [c for c in dict.fromkeys(extract(question)) if question_cue(c) is None]
+    if not extracted:
+        raise InvalidInputError(
+            "claims",
+            f"{question!r} is a question, which is never judged, and the LLM turned it into no claim",
+            hint="give the statements to check with --claim (repeatable), e.g. --claim 'Access to microcredit "
+            "increases household consumption'",
+        )
+    return extracted, "llm"
+
+
+def academic_search_decision(mode: AcademicSearchMode, query: str, web_pages: int) -> tuple[bool, str]:
+    """Whether a query job searches the academic APIs, and why (kept in the job result, issue 25 item 6).
+
+    ``always`` (the default, ``LYRA_ACADEMIC_SEARCH``): every query; ``off``: never; ``auto``: when the query looks
+    academic (:func:`is_academic_query`, decision 5) or the web search read no page for it."""
+    if mode == "off":
+        return False, "the academic search is off for this job (options.academic_search or LYRA_ACADEMIC_SEARCH)"
+    if mode == "always":
+        return True, "the academic search runs for every query (academic_search = always)"
+    if is_academic_query(query):
+        return True, "academic_search = auto and the query looks academic"
+    if web_pages == 0:
+        return True, (
+            "academic_search = auto: the web search read no page for this query, so the academic APIs were searched "
+            "although the query does not look academic (is_academic_query false)"
+        )
+    return False, (
+        f"academic_search = auto, the query does not look academic (is_academic_query false) and the web search read "
+        f"{web_pages} page(s); set options.academic_search = always (or LYRA_ACADEMIC_SEARCH=always) to search anyway"
+    )
+
+
+def skipped_academic(reason: str) -> dict[str, Any]:
+    """The ``academic`` part of a query job's result when the academic search did not run: it says so, and why."""
+    return {
+        **AcademicRun(warnings=[f"academic search skipped: {reason}"]).as_dict(),
+        "searched": False,
+        "reason": reason,
+    }
+
+
 class ResearchExecutor:
     """Runs one job. ``file`` targets go through the ingest pipeline; ``doi`` targets and paper URLs (doi.org,
     Semantic Scholar, OpenAlex, arXiv, PubMed) go through the academic flow (search, citation expansion, abstract
     pages) into the same ingest path; other ``url`` targets through the web fetcher (SSRF guard, domain gate,
     robots.txt, politeness, HTML and PDF extraction) into the same ingest path, then web citation detection of the
     page's links. A ``query`` target is searched on the web (``search``: engines → ranked candidate URLs → fetched
-    pages; :mod:`lyra.services.web_search`) and, when it looks academic (``is_academic_query``) or the web gave no
-    page, in the academic APIs; both in one result. The paper identifiers of every page read may go to the academic
-    resolver (identifier enrichment)."""
+    pages; :mod:`lyra.services.web_search`; ``options.web_search = false`` skips it) and in the academic APIs as
+    ``academic_search`` says (:func:`academic_search_decision`: the target's option, else the executor's default,
+    ``LYRA_ACADEMIC_SEARCH``); both in one result, which says when and why either part was skipped. The paper
+    identifiers of every page read may go to the academic resolver (identifier enrichment)."""
 
     def __init__(
         self,
@@ -159,8 +227,10 @@ class ResearchExecutor:
         enrich_local: bool = False,
         citations: Callable[[], CitationDetector] | None = None,
         interventions: InterventionService | None = None,
+        academic_search: AcademicSearchMode = "always",
     ) -> None:
         self.store = store
+        self.academic_search = academic_search  # a query target's default (its options.academic_search wins)
         self._ingest = ingest
         self.allowed_roots = list(allowed_roots)
         self._academic = academic  # built per job with the task's remaining API request budget
@@ -448,9 +518,10 @@ class ResearchExecutor:
         return report, run
 
     def _query_job(self, job: ClaimedJob, pages_left: int | None, progress: Callable[[str, int], None]) -> JobOutcome:
-        """The web search (when an engine is configured), then the academic flow when the query looks academic or
-        the web read no page. Either part failing to reach its sources is a warning while the other read something;
-        with nothing read and a part unavailable, the job fails with both reasons."""
+        """The web search (when an engine is configured and the target does not turn it off), then the academic flow
+        as :func:`academic_search_decision` says; the result says when and why either part was skipped. Either part
+        failing to reach its sources is a warning while the other read something; with nothing read and a part
+        unavailable, the job fails with both reasons."""
         query = job.value
         reports: list[IngestReport] = []
         result: dict[str, object] = {}
@@ -459,7 +530,8 @@ class ResearchExecutor:
         web_report: IngestReport | None = None
         web_documents: list[SourceDocument] = []
         web_links: dict[str, tuple[Link, ...]] = {}
-        search = self._search() if self._search is not None else None
+        web_wanted = bool(job.options.get("web_search", True))
+        search = self._search() if self._search is not None and web_wanted else None
         if search is not None and search.available:
             claims = [c["text"] for c in self.store.run("tasks/task_claims", {"task_id": job.task_id})]
             ingest = self._ingest()
@@ -473,22 +545,25 @@ class ResearchExecutor:
             if web_report is not None:
                 reports.append(web_report)
                 web_pages = web_report.documents
-            result["web"] = web_run.as_dict()
+            result["web"] = {**web_run.as_dict(), "searched": True}
             identifiers = list(web_run.identifiers)
             web_warnings = list(web_run.warnings)
         else:
-            why = "; ".join(search.notes) if search is not None and search.notes else "not configured in this service"
+            if not web_wanted:
+                why = "off for this target (options.web_search = false)"
+            elif search is not None and search.notes:
+                why = "; ".join(search.notes)
+            else:
+                why = "not configured in this service"
             web_warnings = [f"no web search: {why}"]
-            result["web"] = {"query": query, "engine": None, "warnings": web_warnings}
-        academic_wanted = is_academic_query(query) or web_pages == 0
+            result["web"] = {"query": query, "engine": None, "searched": False, "reason": why, "warnings": web_warnings}
+        mode: AcademicSearchMode = job.options.get("academic_search") or self.academic_search
+        academic_wanted, why_academic = academic_search_decision(mode, query, web_pages)
         left = None if pages_left is None else max(pages_left - web_pages, 0)
         if academic_wanted and left != 0:
             run = AcademicRun()
-            if not is_academic_query(query):
-                run.warnings.append(
-                    "the web search read no page for this query, so the academic APIs were searched although the "
-                    "query does not look academic (is_academic_query false)"
-                )
+            if mode == "auto" and not is_academic_query(query):
+                run.warnings.append(why_academic)
             try:
                 if web_pages:  # the API budget being used up is a warning when the web read pages
                     self._remaining_requests(job.task_id)
@@ -503,11 +578,17 @@ class ResearchExecutor:
                     raise failed from None
                 run.warnings.append(f"the academic part stopped: {exc}")
                 academic_report = None
+                asked = self._academic is not None and not isinstance(exc, BudgetExhausted)
+                why_academic = f"{why_academic}; but it stopped: {exc}"
+            else:
+                asked = True
             if academic_report is not None:
                 reports.append(academic_report)
-            result["academic"] = run.as_dict()
+            result["academic"] = {**run.as_dict(), "searched": asked, "reason": why_academic}
         elif academic_wanted:
-            result["academic"] = AcademicRun(warnings=["the web search used the task's page budget"]).as_dict()
+            result["academic"] = skipped_academic("the web search used the task's page budget")
+        else:
+            result["academic"] = skipped_academic(why_academic)
         summary: dict[str, object] = report_summary(combined_report(reports)) if reports else {"documents": 0}
         summary.update(result)
         summary["identifiers"] = identifiers

@@ -20,6 +20,7 @@ from lyra.models.api import (
     JobInfo,
     Metrics,
     Milestones,
+    PairCoverage,
     TaskStatus,
 )
 
@@ -94,7 +95,9 @@ class StatusService:
         domain_state: DomainState | None = None,
         requests_budget: int | None = None,
         interventions: Interventions | None = None,
+        pair_budget: int | None = None,
     ) -> None:
+        self.pair_budget = pair_budget  # LYRA_TASK_PAIR_BUDGET (None: pair coverage is not reported)
         self.store = store
         self.tasks = tasks
         self.domain_state = domain_state or _no_domain_state
@@ -125,11 +128,30 @@ class StatusService:
         blocked, overrides = self.domain_state()
         status = self._build(row, jobs, blocked, overrides, request.detail == "full", time.monotonic() - start)
         status.academic = academic_usage(jobs, self.requests_budget)
+        self._add_coverage(status)
         if self.interventions is not None:
             summary = self.interventions(request.task_id)
             status.interventions = summary
             status.milestones.needs_person = summary.pending > 0
         return status
+
+    def _add_coverage(self, status: TaskStatus) -> None:
+        """The task's pair coverage and pages read (coverage/task_coverage) into its metrics."""
+        (row,) = self.store.run("coverage/task_coverage", {"task_id": status.task_id})
+        status.metrics.pages_read = row["pages_read"]
+        if self.pair_budget is None:
+            return
+        edges = sum(status.metrics.edges.values())
+        status.metrics.pairs = PairCoverage(
+            candidates=row["candidates"],
+            judged=row["judged"],
+            pending=row["candidates"] - row["judged"],
+            below_floor=row["below_floor"],
+            own_source=row["own_source"],
+            unranked_claims=row["claims"] - row["ranked"],
+            pair_budget=self.pair_budget,
+            pair_budget_left=max(0, self.pair_budget - edges),
+        )
 
     @staticmethod
     def _build(

@@ -9,14 +9,20 @@
 3. **Ranking**: :class:`lyra.ml.ranking.CandidateRanker` (BM25 + embedding similarity, times the domain category
    weight; the reranker too when one is configured) scores each candidate's ``title. snippet`` against the query
    and against each of the task's claims; a candidate's score is its best one.
-4. **Fetch**: candidates are fetched best first through the web fetcher (SSRF guard, gate, robots.txt, politeness,
+4. **Relevance floor** (issue 25 item 8): each candidate's ``title. snippet`` gets the absolute relevance of
+   :mod:`lyra.ml.relevance` (``w_emb * cosine + w_terms * share of the claim's content words``) against each of the
+   task's claims (the query when the task has none yet); its best one below ``LYRA_RELEVANCE_FLOOR`` makes it
+   ``below_floor``: never fetched, listed with that relevance. The ranking orders a pool; the floor reads one result
+   alone, so a cake recipe ranked last is not read just because the page count had room for it.
+5. **Fetch**: candidates are fetched best first through the web fetcher (SSRF guard, gate, robots.txt, politeness,
    limits) until ``LYRA_WEB_PAGES_PER_QUERY`` pages (and no more than the task's remaining page budget) were read;
    a refused one makes room for the next. The pages go through the ingest path like any document.
 
 Every candidate's fate is kept in the job result (``read``, ``refused`` with the fetcher's code and reason,
-``blocked``, ``duplicate``, ``already_read``, ``invalid_url``, ``paused`` when its domain waits for a person in this
-task, ``not_fetched`` when the pages for this query were read already), with which engine answered, what each engine
-did, and the paper identifiers (DOI, arXiv, PMID) found in the results and in the pages read.
+``blocked``, ``duplicate``, ``already_read``, ``invalid_url``, ``below_floor`` with its relevance, ``paused`` when
+its domain waits for a person in this task, ``not_fetched`` when the pages for this query were read already), with
+which engine answered, what each engine did, and the paper identifiers (DOI, arXiv, PMID) found in the results and
+in the pages read.
 """
 
 from __future__ import annotations
@@ -30,12 +36,16 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+import numpy as np
+import numpy.typing as npt
+
 from lyra.core.errors import InvalidInputError
 from lyra.core.settings import Settings
 from lyra.graph.store import GraphStore
 from lyra.ml.learned_rules import RuleSource, domain_penalties
 from lyra.ml.protocols import Embedder
 from lyra.ml.ranking import CandidateRanker
+from lyra.ml.relevance import relevance
 from lyra.models.ingest import IngestReport
 from lyra.models.trust import DomainDecision
 from lyra.sources.domain_patterns import normalise_domain
@@ -114,6 +124,7 @@ class Candidate:
     category_weight: float | None = None
     score: float | None = None
     best_for: str | None = None  # "query" or "claim": what it ranked best against
+    relevance: float | None = None  # its best absolute relevance to the task's claims (the floor's score)
     fate: str = "pending"
     code: str | None = None
     reason: str | None = None
@@ -134,11 +145,19 @@ class Candidate:
         if self.score is not None:
             out["score"] = round(self.score, 4)
             out["best_for"] = self.best_for
+        if self.relevance is not None:
+            out["relevance"] = round(self.relevance, 4)
         for key in ("code", "reason", "final_url"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
         return out
+
+
+def result_text(candidate: Candidate) -> str:
+    """What a search result is ranked and held to the relevance floor by: ``title. snippet`` (the URL when both are
+    empty)."""
+    return f"{candidate.title}. {candidate.snippet}".strip(" .") or candidate.url
 
 
 @dataclass
@@ -151,6 +170,7 @@ class WebSearchRun:
     results: int = 0
     candidates: list[Candidate] = field(default_factory=list)
     pages_read: int = 0
+    relevance_floor: float | None = None  # the floor the candidates were held to (None: none was fetchable)
     warnings: list[str] = field(default_factory=list)
     identifiers: list[str] = field(default_factory=list)
     links: dict[str, tuple[Link, ...]] = field(default_factory=dict)  # a read page's URL -> its main content's links
@@ -164,6 +184,8 @@ class WebSearchRun:
             "fates": dict(Counter(c.fate for c in self.candidates)),
             "candidates": [c.as_dict() for c in self.candidates],
             "pages_read": self.pages_read,
+            "relevance_floor": self.relevance_floor,
+            "below_floor": sum(1 for c in self.candidates if c.fate == "below_floor"),
             "warnings": self.warnings,
         }
 
@@ -276,7 +298,7 @@ class WebSearch:
             )
         return []
 
-    # ------------------------------------------------------------------ 2., 3. candidates and ranking
+    # ------------------------------------------------------------------ 2.-4. candidates, ranking, floor
     def candidates(
         self, task_id: str, query: str, claims: Sequence[str], results: Sequence[SearchResult], run: WebSearchRun
     ) -> list[Candidate]:
@@ -335,15 +357,69 @@ class WebSearch:
                 if candidate.url in known:
                     candidate.fate, candidate.reason = "already_read", "this task has read the page already"
             fetchable = [c for c in fetchable if c.fate == "pending"]
-        return self.rank(query, claims, fetchable)
+        if not fetchable:
+            return []
+        vectors = np.asarray(self.embedder.embed([result_text(c) for c in fetchable]), dtype=np.float32)
+        ranked = self.rank(query, claims, fetchable, vectors)
+        return self.above_floor(query, claims, fetchable, vectors, ranked, run)
 
-    def rank(self, query: str, claims: Sequence[str], candidates: list[Candidate]) -> list[Candidate]:
-        """``candidates`` best first: each one's best score against the query and the claims (module docstring)."""
+    def above_floor(
+        self,
+        query: str,
+        claims: Sequence[str],
+        candidates: Sequence[Candidate],
+        vectors: npt.NDArray[np.float32],
+        ranked: list[Candidate],
+        run: WebSearchRun,
+    ) -> list[Candidate]:
+        """``ranked`` less the candidates whose title and snippet fall below ``LYRA_RELEVANCE_FLOOR`` against every
+        claim of the task (the query when it has none); those become ``below_floor`` with their relevance."""
+        anchors = list(dict.fromkeys(c for c in claims if c.strip())) or [query]
+        against = "the query (the task has no claim yet)" if anchors == [query] else "the task's claims"
+        floor = self.settings.relevance_floor
+        scores = relevance(
+            anchors,
+            np.asarray(self.embedder.embed(anchors), dtype=np.float32),
+            [result_text(c) for c in candidates],
+            vectors,
+            w_emb=self.settings.relevance_weight_embedding,
+            w_terms=self.settings.relevance_weight_terms,
+        )
+        best = scores.max(axis=0)
+        run.relevance_floor = floor
+        for candidate, value in zip(candidates, best, strict=True):
+            candidate.relevance = float(value)
+            if candidate.relevance < floor:
+                candidate.fate, candidate.code = "below_floor", "below_relevance_floor"
+                candidate.reason = (
+                    f"relevance {candidate.relevance:.3f} of its title and snippet to {against} is below "
+                    f"LYRA_RELEVANCE_FLOOR={floor:g}; not fetched"
+                )
+        dropped = sum(1 for c in candidates if c.fate == "below_floor")
+        if dropped:
+            log.info(
+                "web search: %d of %d result(s) below the relevance floor %g, not fetched",
+                dropped,
+                len(candidates),
+                floor,
+            )
+        return [c for c in ranked if c.fate == "pending"]
+
+    def rank(
+        self,
+        query: str,
+        claims: Sequence[str],
+        candidates: list[Candidate],
+        vectors: npt.NDArray[np.float32] | None = None,
+    ) -> list[Candidate]:
+        """``candidates`` best first: each one's best score against the query and the claims (module docstring).
+        ``vectors``: the candidates' ``title. snippet`` embeddings when the caller has them."""
         if not candidates:
             return []
-        texts = [f"{c.title}. {c.snippet}".strip(" .") or c.url for c in candidates]
+        texts = [result_text(c) for c in candidates]
         anchors = list(dict.fromkeys([query, *[c for c in claims if c.strip()]]))[:MAX_ANCHORS]
-        vectors = self.embedder.embed(texts)
+        if vectors is None:
+            vectors = np.asarray(self.embedder.embed(texts), dtype=np.float32)
         anchor_vectors = self.embedder.embed(anchors)
         penalties = domain_penalties(self.ranking_rules()) if self.ranking_rules else {}
         weights = [
@@ -364,7 +440,7 @@ class WebSearch:
                     candidate.best_for = "query" if position == 0 else "claim"
         return sorted(candidates, key=lambda c: (-(c.score if c.score is not None else -1e9), c.engine_rank))
 
-    # ------------------------------------------------------------------ 4. fetch
+    # ------------------------------------------------------------------ 5. fetch
     def fetch(
         self,
         ranked: Sequence[Candidate],

@@ -27,6 +27,7 @@ from lyra.models.api import (
     QueueReferenceCandidatesRequest,
     QueueTargetsRequest,
     Target,
+    TargetOptions,
     TaskStatus,
 )
 from lyra.services.research import ResearchExecutor
@@ -179,6 +180,23 @@ def test_a_doi_job_reads_the_paper_expands_its_citations_and_writes_cites(
     assert len(rows(graph, "MATCH ()-[c:CITES]->() RETURN c")) == cites_before
     view = graph.operations.explore.query_view("reference_candidates", {"task_id": "acad_doi"})
     assert {r["doi"] for r in view.rows} == unread - {s.target.value for s in queued.selected}
+
+
+def test_a_doi_job_counts_the_pages_it_discovered_as_new_and_a_later_read_of_them_as_existing(
+    graph: Services, api_settings: Settings, replay: ReplayServer
+) -> None:
+    # issue 25: the job wrote the paper's page first (every paper seen gets one), so its ingest found the page
+    # "existing" and the job reported pages_new 0 for a page it had just discovered
+    target = Target(kind="doi", value=SEED_DOI, options=TargetOptions(expand_citations=False))
+    new_task(graph, "acad_new")
+    first = last_result(run_job(graph, api_settings, "acad_new", target))
+    assert first["documents"] == 1
+    assert (first["pages_new"], first["pages_existing"]) == (1, 0)
+    assert first["academic"]["pages_new"] == 1 and first["academic"]["papers_seen"] == 1
+    graph.tasks.create_task("acad_again", "Time-restricted eating lowers fasting glucose in adults")
+    again = last_result(run_job(graph, api_settings, "acad_again", target))
+    assert (again["documents"], again["pages_new"], again["pages_existing"]) == (1, 0, 1)
+    assert again["academic"]["pages_new"] == 0
 
 
 def test_a_rerun_is_served_from_the_cache_and_a_query_job_searches_both_apis(

@@ -20,7 +20,7 @@ EXPECTED_QUERY_TYPE = {"read": {"r"}, "write": {"w", "rw"}, "schema": {"s"}}
 def dummy_params(query: CypherQuery) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for name in query.parameters:
-        if name in ("rows", "ids", "kinds", "domains", "urls", "claims", "pairs") or name.endswith("_ids"):
+        if name in ("rows", "ids", "kinds", "domains", "urls", "claims", "pairs", "keys") or name.endswith("_ids"):
             values[name] = []
         elif name == "row":
             values[name] = {}
@@ -32,6 +32,7 @@ def dummy_params(query: CypherQuery) -> dict[str, Any]:
             "stale_seconds",
             "max_attempts",
             "evidence_limit",
+            "pages_per_item",
             "version",
             "samples",
             "train_samples",

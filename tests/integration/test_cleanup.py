@@ -13,7 +13,7 @@ from lyra.core.errors import ConflictError
 from lyra.models.api import GarbageCounts, QueueTargetsRequest, Target
 from lyra.services.jobs import JobService
 
-from .helpers import claim_materials
+from .helpers import claim_materials, seed_task
 
 pytestmark = pytest.mark.neo4j
 
@@ -266,3 +266,30 @@ def test_gc_runs_in_batches_larger_than_the_batch_size(graph: Services) -> None:
     report = graph.cleanup.collect_garbage(dry_run=False)
     assert report.found.claims == report.removed.claims == 450
     assert graph.cleanup.counts().claims == 0
+
+
+def test_a_page_a_task_read_keeps_its_unjudged_passages_until_the_task_goes(graph: Services) -> None:
+    """A passage below the task's relevance floor has no stance edge, but the task read its page: garbage
+    collection keeps both (a claim the task adds later is judged against it), until the task is cleaned up."""
+    seed_task(graph, "reader", ["a claim"])
+    (page,) = graph.evidence.upsert_pages([{"url": "https://read.example.org/a"}]).ids
+    (fragment,) = graph.evidence.upsert_fragments([{"page_id": page, "text": "a passage below the floor"}]).ids
+    graph.evidence.record_task_reads("reader", [page], "test")
+    assert graph.cleanup.collect_garbage(dry_run=True).found.fragments == 0
+    removed = graph.cleanup.collect_garbage(dry_run=False).removed
+    assert (removed.fragments, removed.pages) == (0, 0)
+    graph.cleanup.cleanup("reader", "soft")
+    found = graph.cleanup.collect_garbage(dry_run=True).found
+    assert (found.fragments, found.pages) == (1, 1)
+    removed = graph.cleanup.collect_garbage(dry_run=False).removed
+    assert (removed.fragments, removed.pages) == (1, 1)
+    assert not graph.store.run("evidence/fragments_by_ids", {"ids": [fragment]})
+
+
+def test_hard_cleanup_removes_the_unjudged_passages_of_the_pages_the_task_read(graph: Services) -> None:
+    seed_task(graph, "reader", ["a claim"])
+    (page,) = graph.evidence.upsert_pages([{"url": "https://read.example.org/b"}]).ids
+    graph.evidence.upsert_fragments([{"page_id": page, "text": "another passage below the floor"}])
+    graph.evidence.record_task_reads("reader", [page], "test")
+    report = graph.cleanup.cleanup("reader", "hard")
+    assert (report.removed.fragments, report.removed.pages) == (1, 1)

@@ -315,3 +315,45 @@ def test_learn_commands_show_the_feedback_record_with_its_reviewer_and_refuse_ba
     assert no_reason.returncode == 2 and "reason" in no_reason.stderr
     rules = lyra(settings, "learn", "rules")
     assert rules.returncode == 0 and json.loads(rules.stdout) == {"rules": [], "rule_sets": []}
+
+
+def test_ingest_into_a_task_holds_each_claim_once_completes_the_task_and_prints_a_skipped_file_once(
+    graph: Services, settings: Settings, tmp_path: Path
+) -> None:
+    (tmp_path / "notes.docx").write_bytes(b"not read")  # skipped: the summary lists it
+    first = lyra(settings, "ingest", str(tmp_path), "--task", "cli_once", "--claim", "Vitamin D reduces falls.")
+    assert first.returncode == 0, first.stderr
+    again = lyra(
+        settings,
+        "ingest",
+        str(tmp_path),
+        "--task",
+        "cli_once",
+        "--claim",
+        "vitamin d reduces  falls",
+        "--claim",
+        "Tea calms",
+    )
+    assert again.returncode == 0, again.stderr
+    assert "already in the task" in again.stdout and "1 added, 1 already in the task cli_once" in again.stdout
+    assert (again.stdout + again.stderr).count("unsupported file type .docx") == 1
+    (task,) = graph.operations.list_tasks().tasks
+    assert (task.claims, task.status) == (2, "completed")  # ingested without jobs, it still ran
+
+
+def test_task_add_claims_reports_new_and_held_claims_and_names_the_bad_input(
+    graph: Services, settings: Settings
+) -> None:
+    graph.tasks.create_task("cli_claims", "Vitamin D reduces falls.")
+    added = lyra(settings, "task", "add-claims", "cli_claims", "VITAMIN D REDUCES FALLS", "Tea calms", "--json")
+    assert added.returncode == 0, added.stderr
+    body = json.loads(added.stdout)
+    assert [c["created"] for c in body["claims"]] == [False, True] and body["claims"][0][
+        "text"
+    ] == "Vitamin D reduces falls."
+    table = lyra(settings, "task", "add-claim", "cli_claims", "tea calms.")
+    assert table.returncode == 0 and "already in the task" in table.stdout and "0 added, 1 already" in table.stdout
+    missing = lyra(settings, "task", "add-claims", "no_such_task", "A claim")
+    assert missing.returncode == 2 and "error (not_found)" in missing.stderr
+    empty = lyra(settings, "task", "add-claims", "cli_claims", "ok", " ")
+    assert empty.returncode == 2 and "error (invalid_input): claims[1]" in empty.stderr

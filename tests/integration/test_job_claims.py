@@ -239,3 +239,70 @@ def test_a_queued_job_that_used_all_its_attempts_is_failed_instead_of_run(
     assert row is not None and not row["won"]
     job = jobs_by_id(graph)[str(row["id"])]
     assert job["state"] == "failed" and job["attempts"] == MAX_ATTEMPTS and "used all 3 attempts" in str(job["error"])
+
+
+def enqueue(graph: Services, *ids: str) -> None:
+    """Queue one request of ``query`` jobs with the given ids (chosen so their lexical order is not the queue's)."""
+    rows = [{"id": i, "key": f"key_{i}", "kind": "query", "value": i, "options": "{}"} for i in ids]
+    graph.store.run("jobs/enqueue_jobs", {"task_id": TASK, "rows": rows})
+
+
+def test_jobs_are_claimed_in_the_order_they_were_queued_not_in_the_order_of_their_ids(graph: Services) -> None:
+    # issue 25: the targets of one request ran in the (random) order of their ids
+    graph.tasks.create_task(TASK, "Jobs run in the order they were queued")
+    enqueue(graph, "job_z", "job_y", "job_m")
+    enqueue(graph, "job_c", "job_b")
+    enqueue(graph, "job_a")
+    order = []
+    while (row := claim(graph.store, "w")[0]) is not None:
+        assert row["won"]
+        order.append(row["id"])
+    assert order == ["job_z", "job_y", "job_m", "job_c", "job_b", "job_a"]
+    assert [j["id"] for j in graph.store.run("jobs/task_jobs", {"task_id": TASK})] == order
+
+
+def test_a_job_queued_again_goes_to_the_back_and_a_requeued_interrupted_job_keeps_its_place(graph: Services) -> None:
+    graph.tasks.create_task(TASK, "Jobs run in the order they were queued")
+    enqueue(graph, "job_z", "job_y", "job_x")
+    row, _ = claim(graph.store, "w")  # job_z runs; its worker dies
+    assert row is not None and row["id"] == "job_z"
+    graph.store.run("jobs/stop_task_jobs", {"task_id": TASK, "immediate": False})  # job_y, job_x cancelled
+    enqueue(graph, "job_w")
+    enqueue(graph, "job_x", "job_y")  # queued again: behind job_w, in this request's order
+    graph.store.run("jobs/requeue_stale_jobs", {"stale_seconds": 0, "max_attempts": MAX_ATTEMPTS, "token": "rq"})
+    order = []
+    while (row := claim(graph.store, "w")[0]) is not None:
+        order.append(row["id"])
+    assert order == ["job_z", "job_w", "job_x", "job_y"]
+
+
+def test_several_workers_racing_for_the_queue_each_take_jobs_in_queue_order_and_each_job_once(
+    graph: Services, stores: Callable[[], GraphStore]
+) -> None:
+    graph.tasks.create_task(TASK, "Jobs run in the order they were queued")
+    ids = [f"job_{chr(ord('z') - i)}" for i in range(JOBS)]  # job_z, job_y, ...: lexical order reversed
+    for start in range(0, JOBS, 5):
+        enqueue(graph, *ids[start : start + 5])
+    taken: dict[int, list[str]] = defaultdict(list)
+    thread_stores = [stores() for _ in range(THREADS)]
+    go = threading.Barrier(THREADS)
+
+    def worker(index: int) -> None:
+        go.wait()
+        misses = 0
+        while misses < 3:
+            row, _ = claim(thread_stores[index], f"thread_{index}")
+            if row is None:
+                misses += 1
+            elif row["won"]:
+                taken[index].append(str(row["id"]))
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    everything = [job for jobs in taken.values() for job in jobs]
+    assert sorted(everything) == sorted(ids), "each job taken exactly once"
+    for jobs in taken.values():  # the queue's head only moves forward: no worker takes a later job before an earlier
+        assert jobs == sorted(jobs, key=ids.index)

@@ -16,7 +16,7 @@ import pytest
 from lyra.bootstrap import Services
 from lyra.core.errors import GraphUnavailableError, InvalidInputError, NotFoundError
 from lyra.models.api import GetStatusRequest, QueueTargetsRequest, StopTaskRequest, Target
-from lyra.services.jobs import ClaimedJob, JobContext, JobOutcome, JobService, WorkerPool
+from lyra.services.jobs import ClaimedJob, JobContext, JobOutcome, JobService, WorkerPool, route_jobs
 from lyra.services.research import ResearchExecutor
 
 pytestmark = pytest.mark.neo4j
@@ -71,6 +71,14 @@ def test_queue_targets_creates_one_queued_job_per_target_and_skips_duplicates(
     same = jobs.queue(QueueTargetsRequest(task_id=TASK, targets=[Target(kind="query", value="vitamin d")]))
     assert again.queued == 1 and same.duplicates == 1  # the query is compared normalised
     assert sorted(job_states(graph).values()) == ["queued", "queued", "queued"]
+
+
+def test_a_url_target_is_a_duplicate_when_it_makes_the_same_request(jobs: JobService, graph: Services) -> None:
+    page = "http://127.0.0.1:8000/corpus/ghana.html"
+    variants = [page, f"{page}#x", "HTTP://127.0.0.1:8000/corpus/ghana.html", f"{page}/", f"{page}/#top"]
+    queued = jobs.queue(QueueTargetsRequest(task_id=TASK, targets=[Target(kind="url", value=v) for v in variants]))
+    assert [j.duplicate for j in queued.jobs] == [False, True, True, False, True]
+    assert sorted(job_states(graph)) == [page, f"{page}/"]  # the fragment dropped, the trailing slash kept
 
 
 def test_a_bad_target_rejects_the_whole_request_and_writes_nothing(jobs: JobService, graph: Services) -> None:
@@ -291,3 +299,42 @@ def test_get_status_long_polls_until_a_job_changes_state(
     assert 0.8 < waited < 10 and status.jobs.done == 1
     quick = graph.status.status(GetStatusRequest(task_id=TASK, wait=20))  # nothing left to run: no waiting
     assert quick.waited_seconds < 1
+
+
+def test_a_job_of_the_service_runs_without_a_task_and_shows_its_progress_while_it_runs(
+    jobs: JobService, graph: Services, pools: list[WorkerPool]
+) -> None:
+    halfway = threading.Event()
+    go_on = threading.Event()
+
+    def slow(job: ClaimedJob, ctx: JobContext) -> JobOutcome:  # a job kind written for this test
+        ctx.report({"stage": "halfway", "steps": 2, "steps_done": 1})
+        halfway.set()
+        go_on.wait(20)
+        return JobOutcome(result={"options": job.options})
+
+    def research(job: ClaimedJob, ctx: JobContext) -> JobOutcome:
+        raise AssertionError("the service's job went to the research executor")
+
+    pool = WorkerPool(graph.store, route_jobs(research, {"slow_test": slow}), poll_seconds=0.1, heartbeat_seconds=0.5)
+    pools.append(pool)
+    jobs.on_queued(pool.wake)
+    first = jobs.queue_service_job("slow_test", "test:slow", {"n": 1})
+    again = jobs.queue_service_job("slow_test", "test:slow", {"n": 2})
+    assert first.queued and not again.queued and again.id == first.id  # one queued or running per key
+    queued = jobs.get_job(first.id)
+    assert (queued.state, queued.task_id, queued.kind, queued.progress) == ("queued", None, "slow_test", None)
+    pool.start()
+    assert halfway.wait(20)
+    running = jobs.get_job(first.id)
+    assert running.state == "running" and running.progress == {"stage": "halfway", "steps": 2, "steps_done": 1}
+    assert not jobs.queue_service_job("slow_test", "test:slow", {"n": 3}).queued
+    go_on.set()
+    wait_until(lambda: jobs.get_job(first.id).state == "done")
+    done = jobs.get_job(first.id)
+    assert done.result == {"options": {"n": 1}} and done.attempts == 1 and done.finished_at
+    later = jobs.queue_service_job("slow_test", "test:slow", {"n": 4})  # the batch ended: a new one is queued
+    assert later.queued and later.id != first.id
+    assert jobs.get_job(first.id).state == "done"  # the ended job stays readable by its id
+    with pytest.raises(NotFoundError):
+        jobs.get_job("job_" + "0" * 32)

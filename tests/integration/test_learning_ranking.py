@@ -49,7 +49,11 @@ def loop(graph: Services, settings: Settings, tmp_path: Path) -> Iterator[Servic
         settings,
         tmp_path,
         stance_use_llm=False,
-        nli_top_k=2,  # of three passages per claim, two are judged: the ranking decides which
+        # every passage is a candidate (no relevance floor) and a task may judge two pairs: of the three passages
+        # per claim, two are judged, and the ranking (relevance times domain weight) decides which
+        relevance_floor=-1.0,
+        task_pair_budget=2,
+        nli_top_k=2,  # the depth the ranking rule's measurement compares
         learning_propose_examples=False,
     ) as svc:
         yield svc
@@ -75,7 +79,7 @@ def test_a_domains_corrected_verdicts_become_a_measured_ranking_constraint(loop:
     ops = loop.operations
     tasks = [f"learn_rank_{i}" for i in range(3)]
     reports = [ingest(loop, tmp_path, task, i) for i, task in enumerate(tasks)]
-    assert all(r.ranking_rules_version == 0 and r.pairs_ranked == 2 for r in reports)
+    assert all(r.ranking_rules_version == 0 and (r.pairs_ranked, r.pairs_judged) == (3, 2) for r in reports)
     judged = {task: edges(loop, task) for task in tasks}
     mill = [(task, e) for task in tasks for e in judged[task] if e["domain"] == MILL]
     journal = [(task, e) for task in tasks for e in judged[task] if e["domain"] == JOURNAL]

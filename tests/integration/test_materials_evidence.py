@@ -3,10 +3,11 @@
 `claim_evidence.cypher` groups a batch's edges by fragment (each fragment's pages are read once per batch) and sorts
 every edge of the batch once; this test makes sure that shortcut gives, per claim, exactly what the definition says:
 the evidence items (SUPPORTS/REFUTES first, then NEUTRAL when asked for; strongest first, a human-corrected edge
-weighing 1.0; then edge id), each with its fragment's first page (crawled_at, then id); how many could be listed;
-the oldest and newest year over every page of every evidence fragment; and the distinct pages giving SUPPORTS.
-Fragments are shared by several claims and some sit on two pages (the same text found on another page), and one
-claim has no edges. The claims are read as one batch and in parallel parts.
+weighing 1.0; then edge id), each with the pages of its fragment that the claim's task READ (crawled_at, then id;
+the first one as the item's source), its passage and weight; how many could be listed; the oldest and newest year
+over the task's pages of every evidence fragment; and the independent sources behind the SUPPORTS edges. Fragments are
+shared by several claims and some sit on two pages (the same text found on another page); two pages were read only by
+another task and must never be named; one claim has no edges. The claims are read as one batch and in parallel parts.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from lyra.bootstrap import Services
 from lyra.models.api import MATERIALS_PAGE_MAX, GetMaterialsRequest, MaterialsOptions
 from lyra.models.trust import FeedbackRequest
 from lyra.services import materials as materials_module
+from lyra.services.provenance import independent_sources
 
 from .helpers import seed_task
 
@@ -33,8 +35,8 @@ MATCH (:Task {id: $task_id})-[:HAS_CLAIM]->(c:Claim)
 OPTIONAL MATCH (c)<-[r:SUPPORTS|REFUTES|NEUTRAL]-(f:Fragment)
 RETURN c.id AS claim_id, collect(CASE WHEN r IS NOT NULL THEN
          {edge_id: r.id, relation: type(r), nli: r.nli_confidence, corrected: coalesce(r.edge_human_corrected, false),
-          sdc: r.source_domain_category, fragment_id: f.id,
-          pages: COLLECT { MATCH (f)-[:EXTRACTED_FROM]->(p:Page)
+          sdc: r.source_domain_category, fragment_id: f.id, text: f.text,
+          pages: COLLECT { MATCH (f)-[:EXTRACTED_FROM]->(p:Page)<-[:READ]-(:Task {id: $task_id})
                            RETURN {id: p.id, url: p.url, title: p.title, year: p.year, doi: p.doi, venue: p.venue,
                                    crawled_at: p.crawled_at} }} END) AS edges
 """
@@ -62,6 +64,8 @@ def listed(graph: Services) -> Services:
             ]
         ).ids
     ]
+    # the task read pages 0-5; pages 6 and 7 were read by another task only
+    services.evidence.record_task_reads(TASK, pages[:6], "listing test")
     texts = [f"listing fragment text {i}" for i in range(12)]
     fragment_ids = services.evidence.upsert_fragments(
         [{"page_id": pages[i % len(pages)], "text": text} for i, text in enumerate(texts)]
@@ -102,26 +106,36 @@ def reference(services: Services, limit: int, include_neutral: bool) -> dict[str
     for record in records:
         edges = record["edges"]
         years = [p["year"] for e in edges for p in e["pages"] if p["year"] is not None]
-        supporting = {p["id"] for e in edges if e["relation"] == "SUPPORTS" for p in e["pages"]}
+        supporting = [
+            [e["fragment_id"], [[p["id"], p["doi"], p["title"], p["year"]] for p in e["pages"]]]
+            for e in edges
+            if e["relation"] == "SUPPORTS"
+        ]
         eligible = [e for e in edges if include_neutral or e["relation"] != "NEUTRAL"]
         eligible.sort(
             key=lambda e: (e["relation"] == "NEUTRAL", -(1.0 if e["corrected"] else float(e["nli"])), e["edge_id"])
         )
         items = []
         for e in eligible[:limit]:
-            first = min(e["pages"], key=lambda p: (p["crawled_at"], p["id"]))
+            read = sorted(e["pages"], key=lambda p: (p["crawled_at"], p["id"]))
+            listed = [
+                {k: p[k] for k in ("url", "title", "year", "doi", "venue")} | {"source_id": p["id"]} for p in read
+            ]
+            first: dict[str, Any] = (
+                listed[0] if listed else dict.fromkeys(("source_id", "url", "title", "year", "doi", "venue"))
+            )
             items.append(
                 {
                     "edge_id": e["edge_id"],
                     "relation": e["relation"].lower(),
                     "fragment_id": e["fragment_id"],
-                    "source_id": first["id"],
-                    "url": first["url"],
-                    "title": first["title"],
-                    "year": first["year"],
-                    "doi": first["doi"],
-                    "venue": first["venue"],
+                    **first,
+                    "pages": listed[:5],
+                    "pages_total": len(listed),
+                    "passage": {"text": e["text"], "untrusted": True, "truncated": False},
+                    "decisive_sentence": None,
                     "nli_confidence": e["nli"],
+                    "weight": 1.0 if e["corrected"] else e["nli"],
                     "source_domain_category": e["sdc"],
                     "edge_human_corrected": e["corrected"],
                 }
@@ -130,7 +144,7 @@ def reference(services: Services, limit: int, include_neutral: bool) -> dict[str
             "evidence": items,
             "evidence_truncated": len(eligible) > len(items),
             "evidence_years": {"oldest": min(years, default=None), "newest": max(years, default=None)},
-            "independent_sources": len(supporting),
+            "independent_sources": independent_sources(supporting),
         }
     return expected
 

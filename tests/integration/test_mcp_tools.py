@@ -21,12 +21,15 @@ ROOT = Path(__file__).resolve().parents[2]
 TASK = "example_vitamin_d"
 TOOLS = {
     "create_task": (False, False),
+    "add_claims": (False, False),
     "queue_targets": (False, False),
     "queue_reference_candidates": (False, False),
     "get_status": (True, False),
+    "get_job": (True, False),
     "get_auth_queue": (True, False),
     "resolve_auth": (False, False),
     "stop_task": (False, True),
+    "judge_remaining": (False, False),
     "get_materials": (True, False),
     "get_evidence_graph": (True, False),
     "query_graph": (True, False),
@@ -38,6 +41,7 @@ TOOLS = {
     "check_domain": (True, False),
     "calibration_metrics": (False, False),
     "calibration_rollback": (False, False),
+    "generate_proposals": (False, False),
     "list_proposals": (True, False),
     "get_proposal": (True, False),
     "approve_proposal": (False, False),
@@ -93,6 +97,25 @@ def test_create_task_returns_the_id_and_refuses_a_second_task_with_the_same_hypo
     assert not error and out["task_id"].startswith("coffee_improves_memory_") and len(out["claim_ids"]) == 1
     error, again = call(example, "create_task", {"hypothesis": "Coffee improves memory"})
     assert error and again["error"] == "conflict"
+
+
+def test_add_claims_returns_the_claim_the_task_holds_and_names_a_bad_claim(example: Services) -> None:
+    held = "vitamin D supplementation reduces the risk of fractures in community-dwelling older adults"
+    error, out = call(example, "add_claims", {"task_id": TASK, "claims": [held, "Vitamin D lowers blood pressure."]})
+    assert not error and (out["created"], out["existing"]) == (1, 1)
+    assert [c["created"] for c in out["claims"]] == [False, True] and out["claims"][0]["text"].startswith("Vitamin D")
+    error, again = call(example, "add_claims", {"task_id": TASK, "claims": ["VITAMIN D LOWERS BLOOD PRESSURE"]})
+    assert not error and again["claims"][0] == {**out["claims"][1], "created": False}
+    error, out = call(example, "add_claims", {"task_id": "no_such_task", "claims": ["A claim"]})
+    assert error and out["error"] == "not_found"
+    for claims, field in (
+        ([""], "claims[0]"),
+        (["ok", "x" * 4001], "claims[1]"),
+        ([], "claims"),
+        (["Does vitamin D lower blood pressure?"], "claims[0]"),  # a question is never a claim
+    ):
+        error, out = call(example, "add_claims", {"task_id": TASK, "claims": claims})
+        assert error and (out["error"], out["field"]) == ("invalid_input", field)
 
 
 def test_unknown_arguments_and_bad_values_name_the_field(example: Services) -> None:

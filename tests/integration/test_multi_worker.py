@@ -226,7 +226,7 @@ def test_workers_share_the_queue_take_over_a_dead_workers_job_and_find_what_the_
     assert (result["fragments_near_duplicate"], result["fragments_new"]) == (1, 0)
     # the pair (first copy, claim) was judged by worker a or b; worker d's NLI cache is empty, yet it is not judged
     # again: the edge in the graph is the pair's judgement
-    assert result["pairs_judged"] == result["pairs_from_cache"] == result["edges_existing"] >= 1
+    assert result["pairs_judged"] == 0 and result["edges_existing"] >= 1
     assert [f["id"] for f in page_fragments(graph, near_copy)] == [original["id"]]  # linked to the first copy
 
     fresh = sources / "fresh_finding.md"

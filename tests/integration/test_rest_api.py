@@ -66,6 +66,22 @@ def test_create_task_queue_and_status_through_rest(app: FastAPI) -> None:
     assert stopped.status_code == 200 and stopped.json()["cancelled_jobs"] == 1 and stopped.json()["resumable"]
 
 
+def test_add_claims_through_rest_returns_the_claim_the_task_holds(app: FastAPI) -> None:
+    claims = {"claims": ["Vitamin D lowers blood pressure", "vitamin d lowers blood pressure."]}
+    added = request(app, "POST", f"/api/v1/tasks/{TASK}/claims", json=claims)
+    assert added.status_code == 200, added.text
+    body = added.json()
+    assert (body["created"], body["existing"]) == (1, 1) and body["claims"][0]["claim_id"] == body["claims"][1][
+        "claim_id"
+    ]
+    again = request(app, "POST", f"/api/v1/tasks/{TASK}/claims", json={"claims": ["VITAMIN D LOWERS BLOOD PRESSURE!"]})
+    assert again.json()["claims"][0] == {**body["claims"][0], "created": False}
+    missing = request(app, "POST", "/api/v1/tasks/no_such_task/claims", json={"claims": ["x"]})
+    assert missing.status_code == 404 and missing.json()["error"] == "not_found"
+    empty = request(app, "POST", f"/api/v1/tasks/{TASK}/claims", json={"claims": ["ok", ""]})
+    assert empty.status_code == 422 and empty.json()["field"] == "claims[1]"
+
+
 @pytest.mark.parametrize(
     ("method", "path", "kwargs", "code", "field"),
     [
@@ -194,6 +210,7 @@ def test_openapi_document_lists_the_routes(app: FastAPI) -> None:
     assert {
         "/api/v1/tasks",
         "/api/v1/tasks/{task_id}/targets",
+        "/api/v1/tasks/{task_id}/claims",
         "/api/v1/tasks/{task_id}/status",
         "/api/v1/tasks/{task_id}/stop",
         "/api/v1/tasks/{task_id}/auth-queue",

@@ -313,8 +313,8 @@ def test_a_query_job_searches_searxng_ranks_the_results_and_reads_the_best_pages
     assert result["web"]["results"] == len(RESULTS)
     assert "searxng: its engine google did not answer (timeout)" in result["web"]["warnings"]
     got = fates(result)
-    # the cake recipe came first from the engine but ranks last: two pages were read before it was reached
-    assert got["recipes.test/cake"][0] == "not_fetched"
+    # the cake recipe came first from the engine; its title and snippet are below the relevance floor: never fetched
+    assert got["recipes.test/cake"] == ("below_floor", "below_relevance_floor")
     assert got["news.test/coffee"] == ("read", "ok") and got["journal.test/trial"] == ("read", "ok")
     assert got["malware.example/free-sleep"] == ("blocked", "blocked_domain")  # the denylist: dropped before fetching
     assert got["internal.test/notes"] == ("refused", "ssrf_refused")  # ranked first, refused, made room for the next
@@ -324,7 +324,10 @@ def test_a_query_job_searches_searxng_ranks_the_results_and_reads_the_best_pages
     scores = {urlsplit(c["url"]).hostname: c["score"] for c in result["web"]["candidates"] if "score" in c}
     assert scores["recipes.test"] < min(scores["news.test"], scores["journal.test"], scores["internal.test"])
     assert result["web"]["pages_read"] == 2 and result["documents"] == 2
-    assert "academic" not in result  # not an academic query, and the web read pages
+    # the academic search is asked for (LYRA_ACADEMIC_SEARCH=always) but this executor has no academic sources: the
+    # result says it did not search, and why
+    assert result["academic"]["searched"] is False
+    assert "academic sources are not configured" in result["academic"]["reason"]
     # identifiers: one from a result snippet, two from the trial page (its meta tag and its text)
     assert {
         "doi:10.5555/lyra.search.2022.3",
@@ -351,6 +354,49 @@ def test_a_query_job_searches_searxng_ranks_the_results_and_reads_the_best_pages
         ranked = search.candidates("web_q", QUERY, [CLAIM], search.search(QUERY, run), run)
     known = {urlsplit(c.url).path for c in run.candidates if c.fate == "already_read"}
     assert known == {"/coffee", "/trial"} and all("/coffee" not in c.url for c in ranked)
+
+
+# ----------------------------------------------------------------------------- the relevance floor (issue 25 item 8)
+def test_results_below_the_relevance_floor_are_never_fetched_even_with_room_for_more_pages(
+    graph: Services, web: Web
+) -> None:
+    settings = search_settings(graph, web)
+    with WebFetcher(settings, gate=graph.domains, resolver=resolver) as fetcher:
+        engines, _ = build_engines(settings, fetcher)
+        search = web_search(graph, settings, fetcher, engines)
+        run = WebSearchRun(query=QUERY)
+        ranked = search.candidates("web_floor", QUERY, [CLAIM], search.search(QUERY, run), run)
+        # room for ten pages: before the floor the cake recipe was fetched as the last candidate standing
+        documents = search.fetch(ranked, 10, lambda *_: None, run)
+    by_host = {urlsplit(c.url).hostname: c for c in run.candidates if c.fate not in ("duplicate", "blocked")}
+    cake = by_host["recipes.test"]
+    assert (cake.fate, cake.code) == ("below_floor", "below_relevance_floor")
+    assert cake.relevance is not None and cake.relevance < settings.relevance_floor
+    assert f"LYRA_RELEVANCE_FLOOR={settings.relevance_floor:g}" in (cake.reason or "")
+    assert all(
+        c.relevance is not None and c.relevance >= settings.relevance_floor
+        for host, c in by_host.items()
+        if host != "recipes.test"
+    )
+    assert web.paths("recipes.test") == []  # what the server saw: never the cake
+    assert {urlsplit(d.url).path for d in documents} == {"/coffee", "/trial"}
+    shown = run.as_dict()
+    assert shown["relevance_floor"] == settings.relevance_floor and shown["below_floor"] == 1
+    (listed,) = [c for c in shown["candidates"] if c["fate"] == "below_floor"]
+    assert listed["relevance"] == round(cake.relevance, 4) and "score" in listed
+
+    # without claims the query is what the results are held to
+    run = WebSearchRun(query=QUERY)
+    web.hits.clear()
+    with WebFetcher(settings, gate=graph.domains, resolver=resolver) as fetcher:
+        engines, _ = build_engines(settings, fetcher)
+        search = web_search(graph, settings, fetcher, engines)
+        ranked = search.candidates("web_floor", QUERY, [], search.search(QUERY, run), run)
+        # one page wanted: the next relevant candidate is not fetched (the page count), the cake is below the floor
+        search.fetch(ranked, 1, lambda *_: None, run)
+    fates_now = {urlsplit(c.url).hostname: c.fate for c in run.candidates if c.fate not in ("duplicate", "blocked")}
+    assert fates_now["recipes.test"] == "below_floor" and "not_fetched" in fates_now.values()
+    assert "the query" in next(c.reason or "" for c in run.candidates if c.fate == "below_floor")
 
 
 # ----------------------------------------------------------------------------- engines failing
@@ -505,4 +551,52 @@ def test_without_a_reachable_engine_a_query_job_still_finishes_through_the_acade
     assert any("failed (unreachable)" in w and "html.duckduckgo.com" in w for w in result["web"]["warnings"])
     academic = result["academic"]
     assert academic["seeds"] and result["documents"] >= 1
-    assert any("the web search read no page" in w for w in academic["warnings"])
+    assert academic["searched"] is True and "always" in academic["reason"]
+
+
+# ----------------------------------------------------------------------------- a natural question (issue 25 item 6)
+def test_a_natural_question_is_searched_in_the_academic_apis_too_and_a_skip_says_why(
+    graph: Services, web: Web, tmp_path: Path
+) -> None:
+    from lyra.services.academic import is_academic_query
+    from lyra.sources.scholarly.replay import Corpus, ReplayServer
+
+    question = "Does drinking coffee in the afternoon reduce sleep duration in adults?"
+    assert not is_academic_query(question)  # the old rule skipped the academic APIs once the web had read a page
+    corpus = Path(__file__).resolve().parents[2] / "config" / "examples" / "scholarly" / "corpus.json"
+    graph.tasks.create_task("web_natural", CLAIM)
+    settings = search_settings(graph, web)
+    with ReplayServer(Corpus.load(corpus)) as replay:
+        api = settings.model_copy(
+            update={**replay.settings_overrides(), "scholarly_cache_path": tmp_path / "scholarly.sqlite"}
+        )
+        with WebFetcher(settings, gate=graph.domains, resolver=resolver) as fetcher:
+            engines, _ = build_engines(settings, fetcher)
+            search = web_search(graph, settings, fetcher, engines)
+            executor = ResearchExecutor(
+                graph.store,
+                lambda: graph.ingest,
+                settings.allowed_roots,
+                academic=lambda n: graph.academic(n, settings=api),
+                web=lambda: fetcher,
+                search=lambda: search,
+            )
+            status = run_query(graph, executor, "web_natural", question, expand_citations=False)
+            result = job_result(status)
+            searched = {r.api for r in replay.requests() if r.path == "/paper/search" or "search" in r.query}
+            assert result["web"]["pages_read"] == 2
+            assert searched == {"semantic_scholar", "openalex"}
+            assert result["academic"]["searched"] is True and "always" in result["academic"]["reason"]
+
+            # the academic search turned off for one target: the job result and get_status say so, and why
+            sent = len(replay.requests())
+            status = run_query(
+                graph, executor, "web_natural", "afternoon coffee", web_search=False, academic_search="off"
+            )
+            assert len(replay.requests()) == sent
+    last = next((j for j in status.job_list or [] if j.value == "afternoon coffee"), None)
+    assert last is not None and last.state == "done" and last.result is not None
+    assert last.result["academic"]["searched"] is False and "off" in last.result["academic"]["reason"]
+    assert last.result["web"]["searched"] is False and "options.web_search = false" in last.result["web"]["reason"]
+    assert status.academic is not None
+    assert any(w.startswith("academic search skipped: ") for w in status.academic.warnings)

@@ -314,6 +314,24 @@ def test_fit_and_check_refuses_an_empty_held_out_part() -> None:
         fit_and_check(samples, holdout_fraction=1e-9)
 
 
+def test_fit_and_check_counts_every_sample_given_when_there_are_too_few() -> None:
+    # issue 25: five reviewed samples were refused with "got 3", the size of the training part after the split
+    five = [right(0.9), wrong(0.4), right(0.8), wrong(0.3), right(0.7)]
+    with pytest.raises(ValueError, match=f"need at least {MIN_FIT_SAMPLES} reviewed samples .*, got 5$"):
+        fit_and_check(five)
+
+
+def test_fit_and_check_says_how_many_samples_the_holdout_leaves_to_fit_on() -> None:
+    samples = [Sample("supports", 0.3 + i / 40, "supports" if i % 3 else "refutes") for i in range(MIN_FIT_SAMPLES)]
+    train, holdout = split_holdout(samples)
+    assert holdout and len(train) < MIN_FIT_SAMPLES  # enough in all, too few once some are held out
+    with pytest.raises(ValueError, match="held out to check the fit") as info:
+        fit_and_check(samples)
+    message = str(info.value)
+    assert f"of the {len(samples)} reviewed samples, {len(holdout)} are held out" in message
+    assert f"leaves {len(train)} to fit on; the fit needs at least {MIN_FIT_SAMPLES}" in message
+
+
 def test_reports_round_trip_through_json() -> None:
     report = evaluate(HAND)
     assert CalibrationReport.model_validate_json(report.model_dump_json()) == report

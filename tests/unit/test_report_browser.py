@@ -45,6 +45,7 @@ def _evidence(edge_id: str, relation: str, year: int | None, url: str | None, **
         "edge_human_corrected": False,
     }
     values.update(kw)
+    values.setdefault("weight", 1.0 if values["edge_human_corrected"] else values["nli_confidence"])
     return Evidence(**values)
 
 
