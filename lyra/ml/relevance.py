@@ -66,10 +66,10 @@ def relevance_matrix(
 ) -> npt.NDArray[np.float32]:
     """``w_emb * cosine + w_terms * overlap`` for every (claim, text) pair, from unit-length embeddings and an
     :func:`overlap_matrix`; shape (claims, texts)."""
-    claims = np.asarray(claim_vectors, dtype=np.float32).reshape(len(overlap), -1)
-    passages = np.asarray(vectors, dtype=np.float32).reshape(overlap.shape[1], -1) if overlap.shape[1] else None
-    if passages is None or len(claims) == 0:
+    if overlap.size == 0:  # no claim or no text
         return np.zeros(overlap.shape, dtype=np.float32)
+    claims = np.asarray(claim_vectors, dtype=np.float32).reshape(overlap.shape[0], -1)
+    passages = np.asarray(vectors, dtype=np.float32).reshape(overlap.shape[1], -1)
     cosine = claims @ passages.T
     return (np.float32(w_emb) * cosine + np.float32(w_terms) * overlap).astype(np.float32)
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 import numpy as np
 
+from lyra.core.context import current_job
 from lyra.core.errors import ConfigError, InvalidInputError, LyraError
 from lyra.core.ids import new_id, text_hash, validate_task_id
 from lyra.core.settings import Settings
@@ -642,7 +643,8 @@ class IngestService:
             calibrator, calibrator_version, self.judge.model_id, int(getattr(self.judge, "rules_version", 0))
         )
         counts: Counter[str] = Counter()
-        holder = new_id("lease")
+        # a job's id: a run of the job again after its worker died takes back the leases of the first attempt
+        holder = current_job.get() or new_id("lease")
         for first in range(0, len(todo), JUDGE_BATCH):
             batch = todo[first : first + JUDGE_BATCH]
             pairs = [(claims[p.claim_index], fragments[p.fragment_index]) for p in batch]
@@ -666,6 +668,8 @@ class IngestService:
                 self.store.run("coverage/release_pairs", {"keys": sorted(held), "holder": holder})
             report.pairs_from_cache = (cache.hits - hits_before) if cache else 0
             tick("pairs", len(batch))
+        # leases an earlier attempt of this job left on pairs that have their edges by now
+        self.store.run("coverage/release_holder", {"holder": holder})
         return counts
 
     def _judge_batch(

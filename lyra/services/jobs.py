@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from lyra.core.context import current_job
 from lyra.core.errors import GraphUnavailableError, InvalidInputError, JobCancelled, LyraError, NotFoundError
 from lyra.core.ids import new_id, validate_task_id
 from lyra.graph.store import GraphStore, to_plain
@@ -486,6 +487,7 @@ class WorkerPool:
         state, error, result, pages = "done", None, None, 0
         park: Park | None = None
         log.info("job %s (%s %s) started, attempt %d", job.id, job.kind, job.value, job.attempts)
+        running = current_job.set(job.id)
         try:
             outcome = self.executor(job, ctx)
             result, pages, park = outcome.result, outcome.pages, outcome.park
@@ -503,6 +505,7 @@ class WorkerPool:
             log.exception("job %s crashed", job.id)
             state, error = "failed", f"internal_error: {type(exc).__name__}: {exc}"
         finally:
+            current_job.reset(running)
             with self._lock:
                 self._running.pop(job.claim, None)
         if park is not None:

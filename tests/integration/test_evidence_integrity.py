@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from lyra.bootstrap import Services, build_services
+from lyra.core.context import current_job
 from lyra.core.errors import JobCancelled
 from lyra.core.settings import Settings
 from lyra.graph.connection import bind_neomodel
@@ -220,6 +221,7 @@ def test_a_spent_pair_budget_leaves_pairs_pending_until_judge_remaining(
         assert nothing.pairs_judged == 0 and nothing.pairs_pending == 4
     finally:
         tight.close()
+        bind_neomodel(lyra.store.driver, lyra.settings)  # neomodel's connection is process-wide: take it back
     # the budget raised (the default): the rest is judged, three at a time
     first = lyra.operations.judge_remaining(JudgeRemainingRequest(task_id="integrity_budget", max_pairs=3))
     assert (first.pairs_judged, first.pairs_pending) == (3, 1)
@@ -276,7 +278,33 @@ def test_a_pair_another_worker_is_judging_is_left_to_it_until_its_lease_expires(
     )
     freed = lyra.operations.judge_remaining(JudgeRemainingRequest(task_id="integrity_leased"))
     assert (freed.pairs_judged, freed.pairs_pending) == (1, 0)
+
+
+def test_a_job_run_again_after_its_worker_died_takes_back_the_leases_of_its_first_attempt(
+    lyra: Services, corpus: Path
+) -> None:
+    lyra.tasks.create_task("integrity_rerun", CLAIM)
+    (row,) = lyra.store.run("evidence/fragments_by_ids", {"ids": [fragment_id(lyra, BOSNIA)]})
+    lyra.evidence.record_task_reads("integrity_rerun", [row["page_id"]], "test")
+    (claim,) = claim_materials(lyra, "integrity_rerun", evidence_limit=0)
+    for key in (f"{row['id']}|{claim.claim_id}", "frg_gone|clm_gone"):  # the second: a pair judged since
+        lyra.store.driver.execute_query(
+            "CREATE (:PairLease {key: $key, holder: 'job_first', task_id: 'integrity_rerun', "
+            "until: datetime() + duration({minutes: 10})})",
+            key=key,
+            database_=lyra.store.database,
+        )
+    token = current_job.set("job_first")  # what the job runner sets around a job's executor
+    try:
+        again = lyra.operations.judge_remaining(JudgeRemainingRequest(task_id="integrity_rerun"))
+    finally:
+        current_job.reset(token)
+    assert (again.pairs_judged, again.pairs_pending) == (1, 0)
     records, _, _ = lyra.store.driver.execute_query(
         "MATCH (l:PairLease) RETURN count(l) AS n", database_=lyra.store.database
     )
     assert records[0]["n"] == 0  # released after the batch was written
+    records, _, _ = lyra.store.driver.execute_query(
+        "MATCH (l:PairLease) RETURN count(l) AS n", database_=lyra.store.database
+    )
+    assert records[0]["n"] == 0  # both of the first attempt's leases are gone with the run

@@ -166,3 +166,11 @@ def test_the_candidates_do_not_depend_on_the_order_or_grouping_of_fragments(orde
     assert np.allclose(shuffled, whole[order])
     part = relevance(claim, claim_vector, texts[:split], vectors[:split], w_emb=0.7, w_terms=0.3)[0]
     assert np.allclose(part, whole[:split])
+
+
+def test_relevance_of_no_claims_or_no_passages_is_an_empty_matrix() -> None:
+    none = np.zeros((0, 4), dtype=np.float32)
+    some = np.ones((2, 4), dtype=np.float32) / 2
+    assert relevance([], none, [], none, w_emb=0.7, w_terms=0.3).shape == (0, 0)
+    assert relevance([], none, ["a", "b"], some, w_emb=0.7, w_terms=0.3).shape == (0, 2)
+    assert relevance(["a", "b"], some, [], none, w_emb=0.7, w_terms=0.3).shape == (2, 0)

@@ -1,0 +1,2 @@
+// mode: schema
+CREATE INDEX pair_lease_holder IF NOT EXISTS FOR (l:PairLease) ON (l.holder)
