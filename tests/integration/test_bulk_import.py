@@ -55,6 +55,8 @@ def materials_by_text(services: Services, task_id: str) -> dict[str, dict[str, A
         for item in claim["evidence"]:
             for key in ("edge_id", "fragment_id", "source_id"):
                 item.pop(key)
+            for page in item["pages"]:  # ids differ between the two loads; the pages' contents must not
+                page.pop("source_id")
         out[claim["text"]] = claim
     return out
 
