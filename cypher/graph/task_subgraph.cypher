@@ -1,6 +1,8 @@
 // mode: read
 // A task's evidence subgraph as plain node and edge lists: the task, its claims, the fragments with stance
-// edges to them, their pages and domains, and CITES between those pages. At most $limit stance edges.
+// edges to them, the pages of them the task READ (never another task's copy) and their domains, and CITES between
+// those pages. At most $limit stance edges. Fragment captions are the whole text with the scanner stamp
+// (scanned_with); the caller shortens and marks them (lyra.sources.untrusted), and page titles too.
 // Params: $task_id, $limit
 MATCH (t:Task {id: $task_id})
 OPTIONAL MATCH (t)-[:HAS_CLAIM]->(c:Claim)
@@ -14,9 +16,10 @@ CALL (claims) {
                   edge_human_corrected: coalesce(r.edge_human_corrected, false)}) AS stance,
          collect(DISTINCT f) AS fragments
 }
-CALL (fragments) {
+CALL (t, fragments) {
   UNWIND fragments AS f
   MATCH (f)-[:EXTRACTED_FROM]->(p:Page)
+  WHERE (t)-[:READ]->(p)
   OPTIONAL MATCH (p)-[:IN_DOMAIN]->(d:Domain)
   RETURN collect(DISTINCT p) AS pages, collect(DISTINCT d) AS domains,
          collect(DISTINCT {type: 'EXTRACTED_FROM', source: f.id, target: p.id}) AS extracted,
@@ -34,9 +37,8 @@ RETURN
   [{id: t.id, label: 'Task', caption: t.hypothesis}] +
   [c IN claims | {id: c.id, label: 'Claim', caption: c.text,
                   claim_adoption_status: coalesce(c.claim_adoption_status, 'adopted')}] +
-  [f IN fragments | {id: f.id, label: 'Fragment', caption: left(f.text, 160)}] +
-  [p IN pages | {id: p.id, label: 'Page', caption: coalesce(p.title, p.url), url: p.url, year: p.year,
-                 domain: p.domain}] +
+  [f IN fragments | {id: f.id, label: 'Fragment', caption: f.text, scanned_with: f.scanned_with}] +
+  [p IN pages | {id: p.id, label: 'Page', caption: p.title, url: p.url, year: p.year, domain: p.domain}] +
   [d IN domains | {id: d.name, label: 'Domain', caption: d.name, domain_category: d.domain_category}] AS nodes,
   [c IN claims | {type: 'HAS_CLAIM', source: t.id, target: c.id}] + stance + extracted + in_domain + cites AS edges,
   stance_total > size(stance) AS truncated

@@ -10,7 +10,8 @@
 // Each claim's edges are read once; each distinct (fragment, task) pair's pages once for the whole batch; beyond the
 // sort keys, page, fragment and edge properties are read for the listed items only.
 // Returns one row: `claims`, one list per claim (claim_id, text, claim_adoption_status, claim_rejection_reason,
-// oldest, newest, supporting, evidence_available, evidence, security_rejections, coverage), in no particular order.
+// oldest, newest, supporting, evidence_available, evidence, security_rejections, coverage, extracted), in no
+// particular order; extracted: the claim was drawn from source passages (it has EXTRACTED_FROM edges).
 // supporting: one [fragment_id, [[page_id, doi, title, year], ...]] per SUPPORTS edge.
 // Params: $claim_ids, $evidence_limit, $include_neutral, $pages_per_item
 UNWIND $claim_ids AS cid
@@ -36,15 +37,15 @@ WITH c, min(oldest) AS oldest, max(newest) AS newest,
        AS supporting
 WITH c, oldest, newest, supporting, size(listed) AS available,
      // each item a list (edge_id, relation, fragment_id, pages, passage, nli_confidence, weight,
-     // source_domain_category, edge_human_corrected, nli_evidence_sentence, page_count); pages: up to
+     // source_domain_category, edge_human_corrected, nli_evidence_sentence, page_count, scanned_with); pages: up to
      // $pages_per_item lists (id, url, title, year, doi, venue) of the task's pages carrying the fragment, oldest
      // crawl first. Lists, not maps: maps cost the server and the driver more
      [x IN listed[..$evidence_limit] | [x[0].id, toLower(type(x[0])), x[1].id,
        [p IN x[2][..$pages_per_item] | [p.id, p.url, p.title, p.year, p.doi, p.venue]], x[1].text,
        x[0].nli_confidence, x[3], x[0].source_domain_category, coalesce(x[0].edge_human_corrected, false),
-       x[0].nli_evidence_sentence, size(x[2])]] AS evidence
+       x[0].nli_evidence_sentence, size(x[2]), x[1].scanned_with]] AS evidence
 // one row, one list per claim (collect() would drop the nulls of a column list)
 RETURN collect([c.id, c.text, coalesce(c.claim_adoption_status, 'adopted'), c.claim_rejection_reason, oldest, newest,
                 supporting, available, evidence, COUNT { (c)-[:SOURCE_REJECTED]->(:Domain) },
                 [c.coverage_fragments, c.coverage_candidates, c.coverage_below_floor, c.coverage_own_source,
-                 c.coverage_judged]]) AS claims
+                 c.coverage_judged], EXISTS { (c)-[:EXTRACTED_FROM]->(:Fragment) }]) AS claims

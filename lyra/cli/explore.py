@@ -124,5 +124,6 @@ def search(
         hits = ops.vector_search(request).hits
     table = Table("score", "fragment", "snippet", "source")
     for hit in hits:
-        table.add_row(f"{hit.score:.3f}", hit.id, hit.snippet[:120], hit.url or "")
+        snippet = hit.snippet.text[:120] if hit.snippet.text is not None else "(withheld: the scanner flagged it)"
+        table.add_row(f"{hit.score:.3f}", hit.id, snippet, hit.url or "")
     out.print(table)

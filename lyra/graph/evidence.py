@@ -144,6 +144,7 @@ class EvidenceRepository:
                 "extraction_method": f.extraction_method,
                 "position": f.position,
                 "embedding": f.embedding,
+                "scanned_with": f.scanned_with,
             }
             for f in items
         ]

@@ -76,6 +76,12 @@ class FragmentIn(_Strict):
     extraction_method: str = "text"
     position: int = Field(default=0, ge=0)
     embedding: list[float] | None = Field(default=None, max_length=4096)
+    scanned_with: str | None = Field(
+        default=None,
+        max_length=64,
+        description="the dangerous-pattern scanner's version (lyra.sources.untrusted.scanner_version) that passed "
+        "this text's whole source just before it was written; None when it was not scanned",
+    )
 
 
 class ClaimIn(_Strict):

@@ -17,12 +17,14 @@ from lyra.graph.query_guard import check_plan, check_statement
 from lyra.graph.store import GraphStore, to_plain
 from lyra.ml.protocols import Embedder
 from lyra.ml.vector_index import FragmentIndex
-from lyra.models.api import QueryResult, SearchHit, ViewInfo
+from lyra.models.api import GraphNode, QueryResult, SearchHit, SourceText, ViewInfo
+from lyra.sources.untrusted import scanner_version, screen_rows, source_text
 
 MAX_ROWS = 1000
 MAX_CYPHER_CHARS = 20_000
 MAX_PARAM_DEPTH = 32
 CLAIM_LIMIT = 50_000
+SNIPPET_CHARS = 300
 _PARAM_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 _INT64 = (-(2**63), 2**63 - 1)
 
@@ -69,6 +71,43 @@ def check_params(params: Mapping[str, Any]) -> dict[str, Any]:
         else:
             raise InvalidInputError(field, f"a {type(value).__name__} is not a JSON value")
     return args
+
+
+CAPTION_CHARS = 160
+# node labels whose caption is a source's text (a fragment's passage, a page's title)
+_SOURCE_CAPTIONS = frozenset({"Fragment", "Page"})
+
+
+def _source_text_model(text: str | None, reveal: bool) -> SourceText | None:
+    marked = source_text(text, reveal=reveal)
+    return None if marked is None else SourceText.model_validate(marked)
+
+
+def graph_node(node: dict[str, Any], reveal: bool = False) -> GraphNode:
+    """A node of graph/task_subgraph: a fragment's or page's caption becomes a SourceText (shortened, scanned, and
+    withheld when flagged unless ``reveal``); a page without a title is captioned by its URL."""
+    node = dict(node)
+    stamp = node.pop("scanned_with", None)
+    if node.get("label") in _SOURCE_CAPTIONS and node.get("caption") is not None:
+        clean = stamp is not None and stamp == scanner_version()
+        node["caption"] = source_text(node["caption"], CAPTION_CHARS, reveal=reveal, known_clean=clean)
+    elif node.get("label") == "Page":
+        node["caption"] = node.get("url")
+    return GraphNode.model_validate(node)
+
+
+def screened(result: QueryResult, reveal: bool = False) -> QueryResult:
+    """A query's rows with every string value the scanner flags withheld (null, its path in ``withheld``) unless
+    ``reveal``; the result says whether the scan covered every string (see lyra.sources.untrusted.screen_rows)."""
+    rows, flagged, findings, complete = screen_rows(result.rows, reveal=reveal)
+    return result.model_copy(
+        update={
+            "rows": rows,
+            "withheld": [] if reveal else flagged,
+            "findings": findings,
+            "scan_complete": complete,
+        }
+    )
 
 
 class ExploreService:
@@ -146,9 +185,10 @@ class ExploreService:
 
     # ------------------------------------------------------------ vector search
     def vector_search(
-        self, text: str, task_id: str | None = None, k: int = 10, kind: str = "fragments"
+        self, text: str, task_id: str | None = None, k: int = 10, kind: str = "fragments", reveal: bool = False
     ) -> list[SearchHit]:
-        """Fragments (FAISS) and/or claims most similar to ``text`` (cosine), optionally within one task."""
+        """Fragments (FAISS) and/or claims most similar to ``text`` (cosine), optionally within one task. Snippets
+        and titles are marked as the sources' text; the scanner's flagged ones are withheld unless ``reveal``."""
         if not isinstance(text, str) or not text.strip():
             raise InvalidInputError("query", "must be non-empty text")
         if not 1 <= k <= 100:
@@ -162,13 +202,13 @@ class ExploreService:
         vector = self._embedder().embed([text])
         hits: list[SearchHit] = []
         if kind in ("fragments", "both"):
-            hits.extend(self._fragment_hits(vector, task_id, k))
+            hits.extend(self._fragment_hits(vector, task_id, k, reveal))
         if kind in ("claims", "both"):
-            hits.extend(self._claim_hits(vector, task_id, k))
+            hits.extend(self._claim_hits(vector, task_id, k, reveal))
         hits.sort(key=lambda h: -h.score)
         return hits[:k]
 
-    def _fragment_hits(self, vector: np.ndarray, task_id: str | None, k: int) -> list[SearchHit]:
+    def _fragment_hits(self, vector: np.ndarray, task_id: str | None, k: int, reveal: bool) -> list[SearchHit]:
         assert self._index is not None
         allowed: set[str] | None = None
         if task_id is not None:
@@ -179,25 +219,31 @@ class ExploreService:
         found = index.search(vector, k=k, allowed=allowed)[0]
         if not found:
             return []
-        details = {
-            r["fragment_id"]: r for r in self.store.run("evidence/fragment_snippets", {"ids": [h[0] for h in found]})
-        }
+        rows = self.store.run("evidence/fragment_snippets", {"ids": [h[0] for h in found], "task_id": task_id})
+        details = {r["fragment_id"]: r for r in rows}
         index.discard(fid for fid, _ in found if fid not in details)  # deleted since it was indexed (a clean-up)
         return [
             SearchHit(
                 kind="fragment",
                 id=fid,
                 score=score,
-                snippet=details[fid]["snippet"],
+                snippet=SourceText.model_validate(
+                    source_text(
+                        details[fid]["text"],
+                        SNIPPET_CHARS,
+                        reveal=reveal,
+                        known_clean=details[fid]["scanned_with"] == scanner_version(),
+                    )
+                ),
                 page_id=details[fid]["page_id"],
                 url=details[fid]["url"],
-                title=details[fid]["title"],
+                title=_source_text_model(details[fid]["title"], reveal),
             )
             for fid, score in found
             if fid in details
         ]
 
-    def _claim_hits(self, vector: np.ndarray, task_id: str | None, k: int) -> list[SearchHit]:
+    def _claim_hits(self, vector: np.ndarray, task_id: str | None, k: int, reveal: bool) -> list[SearchHit]:
         """Claims are few per task: their embeddings are computed once, kept on the Claim node, and compared
         exactly (no index to keep in step)."""
         assert self._embedder is not None
@@ -224,7 +270,8 @@ class ExploreService:
                 kind="claim",
                 id=rows[i]["id"],
                 score=float(scores[i]),
-                snippet=rows[i]["text"][:300],
+                # a claim is a person's text or drawn from a source by the local model: marked as data either way
+                snippet=SourceText.model_validate(source_text(rows[i]["text"], SNIPPET_CHARS, reveal=reveal)),
                 task_id=rows[i]["task_id"],
             )
             for i in best

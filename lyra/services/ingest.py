@@ -42,6 +42,7 @@ from lyra.sources.chunking import chunk_text
 from lyra.sources.injection import detect_injection
 from lyra.sources.local_files import SkippedDocument, SourceDocument, WalkLimits, iter_documents
 from lyra.sources.scholarly.papers import PaperId, find_identifiers, normalise_doi
+from lyra.sources.untrusted import scanner_version
 
 if TYPE_CHECKING:
     from lyra.ml.calibration import Calibrator
@@ -375,6 +376,7 @@ class IngestService:
                     "extraction_method": p.extraction_method,
                     "position": p.position,
                     "embedding": [float(x) for x in p.vector],
+                    "scanned_with": scanner_version(),  # _admit scanned each document whole before this write
                 }
                 for p in to_write
             ]

@@ -42,6 +42,7 @@ from lyra.models.api import (
 )
 from lyra.models.confidence import credible_intervals
 from lyra.services.provenance import independent_sources
+from lyra.sources.untrusted import scanner_version, source_text
 
 CLAIMS_PER_PART = 250
 # stored sums and the same sums recomputed from the edges are added up in different orders: equal within this
@@ -139,27 +140,30 @@ EVIDENCE_COLUMNS = (
     "evidence",
     "security_rejections",
     "coverage",
+    "extracted",
 )
 PAGES_PER_ITEM = 5
 
 
-def source_text(text: str | None, limit: int) -> dict[str, Any] | None:
-    """A source's text as returned to clients: marked untrusted, at most ``limit`` characters (cut at a word)."""
-    if text is None:
-        return None
-    if len(text) <= limit:
-        return {"text": text, "truncated": False}
-    cut = text[:limit]
-    space = cut.rfind(" ")
-    if space > limit // 2:
-        cut = cut[:space]
-    return {"text": cut.rstrip() + " …", "truncated": True}
-
-
-def evidence_item(raw: list[Any], passage_chars: int) -> dict[str, Any]:
-    """One evidence item of materials/claim_evidence as the Evidence model's fields."""
-    (edge_id, relation, fragment_id, pages, passage, nli_confidence, weight, category, corrected, sentence, total) = raw
-    listed = [{"source_id": p[0], "url": p[1], "title": p[2], "year": p[3], "doi": p[4], "venue": p[5]} for p in pages]
+def evidence_item(raw: list[Any], passage_chars: int, reveal: bool = False) -> dict[str, Any]:
+    """One evidence item of materials/claim_evidence as the Evidence model's fields; every text from the source
+    (passage, decisive sentence, titles, venues) marked untrusted, and withheld when the scanner flags it (a passage
+    stamped at ingest by the current scanner is known clean; see lyra.sources.untrusted)."""
+    (edge_id, relation, fragment_id, pages, passage, nli_confidence, weight, category, corrected, sentence, total) = (
+        raw[:11]
+    )
+    clean = raw[11] is not None and raw[11] == scanner_version()
+    listed = [
+        {
+            "source_id": p[0],
+            "url": p[1],
+            "title": source_text(p[2], reveal=reveal),
+            "year": p[3],
+            "doi": p[4],
+            "venue": source_text(p[5], reveal=reveal),
+        }
+        for p in pages
+    ]
     first = listed[0] if listed else {}
     return {
         "edge_id": edge_id,
@@ -173,8 +177,9 @@ def evidence_item(raw: list[Any], passage_chars: int) -> dict[str, Any]:
         "venue": first.get("venue"),
         "pages": listed,
         "pages_total": total,
-        "passage": source_text(passage, passage_chars),
-        "decisive_sentence": source_text(sentence, passage_chars),
+        "passage": source_text(passage, passage_chars, reveal=reveal, known_clean=clean),
+        # the sentence is part of the passage (the judge drew it from there): clean when the passage is
+        "decisive_sentence": source_text(sentence, passage_chars, reveal=reveal, known_clean=clean),
         "nli_confidence": nli_confidence,
         "weight": weight,
         "source_domain_category": category,
@@ -198,13 +203,13 @@ def coverage_of(values: list[Any]) -> dict[str, int] | None:
     }
 
 
-def evidence_rows(result: list[Row], passage_chars: int) -> list[Row]:
+def evidence_rows(result: list[Row], passage_chars: int, reveal: bool = False) -> list[Row]:
     """materials/claim_evidence answers one row holding one list per claim, its evidence items lists too: one dict
     per claim, one per item."""
     (row,) = result
     rows = [dict(zip(EVIDENCE_COLUMNS, values, strict=True)) for values in row["claims"]]
     for claim in rows:
-        claim["evidence"] = [evidence_item(item, passage_chars) for item in claim["evidence"]]
+        claim["evidence"] = [evidence_item(item, passage_chars, reveal) for item in claim["evidence"]]
         claim["independent_sources"] = independent_sources(claim.pop("supporting"))
         claim["coverage"] = coverage_of(claim["coverage"])
     return rows
@@ -341,7 +346,7 @@ class MaterialsService:
             "include_neutral": opts.include_neutral,
             "pages_per_item": PAGES_PER_ITEM,
         }
-        convert = partial(evidence_rows, passage_chars=self.passage_chars)
+        convert = partial(evidence_rows, passage_chars=self.passage_chars, reveal=opts.reveal_flagged)
         parts = [
             self._pool.submit(self._read, "materials/claim_evidence", {**evidence_params, "claim_ids": part}, convert)
             for part in self._parts(ids)
@@ -365,6 +370,7 @@ class MaterialsService:
                     {
                         "claim_id": row["claim_id"],
                         "text": extra["text"],
+                        "extracted": extra["extracted"],
                         "confidence": confidence[i],
                         "uncertainty": uncertainty[i],
                         "controversy": controversy[i],

@@ -34,7 +34,6 @@ from lyra.models.api import (
     GetMaterialsRequest,
     GetStatusRequest,
     GraphEdge,
-    GraphNode,
     Health,
     JobInfo,
     JudgeRemainingRequest,
@@ -96,7 +95,7 @@ from lyra.models.trust import (
 from lyra.services.calibration import CalibrationService
 from lyra.services.cleanup import CleanupService
 from lyra.services.domains import DomainGate
-from lyra.services.explore import ExploreService
+from lyra.services.explore import ExploreService, graph_node, screened
 from lyra.services.feedback import FeedbackService
 from lyra.services.graph_import import ImportReport, load_graph_file
 from lyra.services.ingest import IngestService, Progress
@@ -378,7 +377,7 @@ class Operations:
         browser = self.connection.browser_url
         return EvidenceGraph(
             task_id=request.task_id,
-            nodes=[GraphNode.model_validate(to_plain(n)) for n in row["nodes"]],
+            nodes=[graph_node(to_plain(n), request.reveal_flagged) for n in row["nodes"]],
             edges=[GraphEdge.model_validate(to_plain(e)) for e in row["edges"]],
             truncated=row["truncated"],
             cypher=cypher,
@@ -387,13 +386,14 @@ class Operations:
 
     # ------------------------------------------------------------- exploring
     def query_graph(self, request: QueryGraphRequest) -> QueryResult:
-        return self.explore.query_graph(request.cypher, request.params, request.options.row_limit)
+        result = self.explore.query_graph(request.cypher, request.params, request.options.row_limit)
+        return screened(result, request.options.reveal_flagged)
 
     def list_views(self) -> ViewList:
         return ViewList(views=self.explore.list_views())
 
     def query_view(self, request: QueryViewRequest) -> QueryResult:
-        return self.explore.query_view(request.name, request.params)
+        return screened(self.explore.query_view(request.name, request.params), request.reveal_flagged)
 
     # ----------------------------------------------------------- trust and control
     def feedback(self, request: FeedbackRequest) -> FeedbackResponse:
@@ -478,4 +478,7 @@ class Operations:
         return render_report(materials, timeline, rules=rules)
 
     def vector_search(self, request: VectorSearchRequest) -> SearchResults:
-        return SearchResults(hits=self.explore.vector_search(request.query, request.task_id, request.k, request.kind))
+        hits = self.explore.vector_search(
+            request.query, request.task_id, request.k, request.kind, reveal=request.reveal_flagged
+        )
+        return SearchResults(hits=hits)

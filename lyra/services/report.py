@@ -94,6 +94,7 @@ class EvidenceRow:
     decisive_sentence: str | None = None
     weight: str = ""  # what the edge adds to alpha or beta (1 once a person reviewed it)
     other_pages: int = 0  # further pages this task read that carry the same passage
+    withheld: str | None = None  # why source text of this item is not shown (the scanner flagged it)
 
 
 @dataclass(frozen=True)
@@ -236,10 +237,21 @@ def confidence_bar(claim: MaterialClaim) -> ConfidenceBar:
 
 
 # ----------------------------------------------------------------------------- evidence list
+def _withheld_note(item: Evidence) -> str | None:
+    """Which of the item's source texts the scanner flagged (withheld, not shown), with its first finding."""
+    parts = {"title": item.title, "venue": item.venue, "passage": item.passage, "sentence": item.decisive_sentence}
+    flagged = {name: text for name, text in parts.items() if text is not None and text.withheld}
+    if not flagged:
+        return None
+    first = next(iter(flagged.values())).findings
+    why = f" ({first[0]})" if first else ""
+    return f"{', '.join(flagged)} withheld: the dangerous-pattern scanner flagged it{why}"
+
+
 def evidence_row(item: Evidence) -> EvidenceRow:
     href = link_target(item.url)
-    if item.title:
-        title = item.title
+    if item.title is not None and item.title.text:
+        title = item.title.text
         url_text = item.url
     elif item.url:
         title = item.url
@@ -256,7 +268,7 @@ def evidence_row(item: Evidence) -> EvidenceRow:
         category=item.source_domain_category or "uncategorised",
         nli_confidence=fmt(item.nli_confidence),
         doi=item.doi or None,
-        venue=item.venue or None,
+        venue=item.venue.text if item.venue is not None and item.venue.text else None,
         human_reviewed=item.edge_human_corrected,
         edge_id=item.edge_id,
         passage=item.passage.text if item.passage else None,
@@ -264,6 +276,7 @@ def evidence_row(item: Evidence) -> EvidenceRow:
         decisive_sentence=item.decisive_sentence.text if item.decisive_sentence else None,
         weight=fmt(item.weight),
         other_pages=max(0, item.pages_total - 1),
+        withheld=_withheld_note(item),
     )
 
 

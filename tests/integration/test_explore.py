@@ -136,7 +136,8 @@ def test_vector_search_finds_similar_fragments_within_a_task(example: Services, 
 
     explore = ExploreService(svc.store, embedder=lambda: embedder, index=lambda: index)
     hits = explore.vector_search("high-dose cholecalciferol once a year caused more falls", TASK, k=2)
-    assert hits[0].snippet.startswith("Women who received a single annual oral dose")
+    snippet = hits[0].snippet
+    assert snippet.untrusted and (snippet.text or "").startswith("Women who received a single annual oral dose")
     assert hits[0].score > 0.5 and hits[0].url
     assert explore.vector_search("anything", "no_such_task", k=2) == []
     with pytest.raises(InvalidInputError):

@@ -100,6 +100,13 @@ def listed(graph: Services) -> Services:
     return services
 
 
+def marked(text: str | None) -> dict[str, Any] | None:
+    """Clean source text as get_materials shows it (the listing test's texts are all clean)."""
+    if text is None:
+        return None
+    return {"text": text, "untrusted": True, "truncated": False, "flagged": False, "withheld": False, "findings": []}
+
+
 def reference(services: Services, limit: int, include_neutral: bool) -> dict[str, dict[str, Any]]:
     records = services.store.driver.execute_query(RAW, {"task_id": TASK}, database_=services.store.database).records
     expected: dict[str, dict[str, Any]] = {}
@@ -119,7 +126,9 @@ def reference(services: Services, limit: int, include_neutral: bool) -> dict[str
         for e in eligible[:limit]:
             read = sorted(e["pages"], key=lambda p: (p["crawled_at"], p["id"]))
             listed = [
-                {k: p[k] for k in ("url", "title", "year", "doi", "venue")} | {"source_id": p["id"]} for p in read
+                {k: p[k] for k in ("url", "year", "doi")}
+                | {"source_id": p["id"], "title": marked(p["title"]), "venue": marked(p["venue"])}
+                for p in read
             ]
             first: dict[str, Any] = (
                 listed[0] if listed else dict.fromkeys(("source_id", "url", "title", "year", "doi", "venue"))
@@ -132,7 +141,7 @@ def reference(services: Services, limit: int, include_neutral: bool) -> dict[str
                     **first,
                     "pages": listed[:5],
                     "pages_total": len(listed),
-                    "passage": {"text": e["text"], "untrusted": True, "truncated": False},
+                    "passage": marked(e["text"]),
                     "decisive_sentence": None,
                     "nli_confidence": e["nli"],
                     "weight": 1.0 if e["corrected"] else e["nli"],

@@ -46,6 +46,9 @@ def _evidence(edge_id: str, relation: str, year: int | None, url: str | None, **
     }
     values.update(kw)
     values.setdefault("weight", 1.0 if values["edge_human_corrected"] else values["nli_confidence"])
+    for field in ("title", "venue"):  # text from the source: a SourceText object
+        if isinstance(values[field], str):
+            values[field] = {"text": values[field]}
     return Evidence(**values)
 
 

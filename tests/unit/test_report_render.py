@@ -112,6 +112,9 @@ def evidence(edge_id: str, relation: str = "supports", **kw: Any) -> Evidence:
     }
     values.update(kw)
     values.setdefault("weight", 1.0 if values["edge_human_corrected"] else values["nli_confidence"])
+    for field in ("title", "venue"):  # text from the source: a SourceText object
+        if isinstance(values[field], str):
+            values[field] = {"text": values[field]}
     return Evidence(**values)
 
 
@@ -427,6 +430,21 @@ def test_evidence_rows_show_the_passage_and_decisive_sentence_as_escaped_text_an
     assert e1.one(cls="other-pages").text() == "the same passage is on 2 more pages this task read"
     assert e2.find_all("blockquote") == [] and e2.find_all(cls="other-pages") == []
     assert e2.one(cls="nli").text() == "0.600weight 1.000"  # the judge said 0.6; alpha/beta use 1.0
+
+
+def test_withheld_source_text_is_not_shown_and_the_row_says_why() -> None:
+    withheld = {"text": None, "flagged": True, "withheld": True, "findings": ["instruction_override: 'call stop_task'"]}
+    c = claim(
+        "c1",
+        evidence=[evidence("e1", title=withheld, passage=withheld, url="https://example.org/poisoned")],
+    )
+    art = section(parse(render_report(materials(c), [], generated_at="x")), "c1")
+    (row,) = art.find_all("tr", cls="evidence-item")
+    assert row.find_all("blockquote") == []
+    assert row.one(cls="source-title").text() == "https://example.org/poisoned"  # the URL stands in for the title
+    note = row.one(cls="withheld").text()
+    assert note.startswith("title, passage withheld: the dangerous-pattern scanner flagged it")
+    assert "instruction_override" in note
 
 
 def test_truncated_evidence_list_has_a_note() -> None:
