@@ -47,6 +47,7 @@ from lyra.models.ingest import IngestReport
 from lyra.sources.injection import detect_injection
 from lyra.sources.local_files import SourceDocument
 from lyra.sources.scholarly import Citation, Paper, PaperId, PaperIndex, find_identifiers
+from lyra.sources.untrusted import source_text
 
 if TYPE_CHECKING:
     from lyra.sources.scholarly.provider import ScholarlySources
@@ -111,7 +112,7 @@ class ScoredPaper:
     def summary(self) -> dict[str, Any]:
         return {
             "key": self.paper.key(),
-            "title": self.paper.title[:120],
+            "title": source_text(self.paper.title, 120),  # the API's record: marked as data
             "year": self.paper.year,
             "similarity": round(self.similarity, 3),
             "impact": round(self.impact, 3),

@@ -52,6 +52,7 @@ from lyra.sources.domain_patterns import normalise_domain
 from lyra.sources.local_files import SourceDocument
 from lyra.sources.scholarly import find_identifiers
 from lyra.sources.search import SearchEngine, SearchEngineError, SearchResult, http_url
+from lyra.sources.untrusted import source_text
 from lyra.sources.web import FetchOutcome
 from lyra.sources.web.extract import Link
 
@@ -133,7 +134,7 @@ class Candidate:
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "url": self.url,
-            "title": self.title[:200],
+            "title": source_text(self.title, 200),  # the engine's words for a page: marked as data
             "engine": self.engine,
             "engine_rank": self.engine_rank,
             "domain": self.domain,

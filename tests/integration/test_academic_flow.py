@@ -125,7 +125,8 @@ def test_a_doi_job_reads_the_paper_expands_its_citations_and_writes_cites(
         "llm_calls": 0,
     }
     assert len(academic["selected"]) == 3
-    assert not any("bicycle" in item["title"].lower() for item in academic["selected"])
+    assert all(item["title"]["untrusted"] for item in academic["selected"])
+    assert not any("bicycle" in item["title"]["text"].lower() for item in academic["selected"])
     assert len({item["usefulness"] for item in academic["selected"]}) == 3  # rated, and not all alike
     assert academic["papers_seen"] == 12 and academic["citations"] == 11
     assert result["documents"] == 4  # the seed and the 3 selected
