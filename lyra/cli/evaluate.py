@@ -286,8 +286,14 @@ _SCANNER_CORPORA = ("scifact_train.jsonl", "check_covid_train.jsonl", "check_cov
 @eval_app.command("scanner")
 @handle_errors
 def eval_scanner(
-    heldout: Path = typer.Option(_INJECTION_DATA / "hostile_heldout.jsonl", help="hostile snippets kept out of tuning"),
-    dev: Path = typer.Option(_INJECTION_DATA / "hostile_dev.jsonl", help="hostile snippets the rules were tuned on"),
+    heldout: list[Path] = typer.Option(
+        [_INJECTION_DATA / "hostile_heldout.jsonl", _INJECTION_DATA / "hostile_fresh.jsonl"],
+        "--heldout",
+        help="hostile snippets kept out of tuning",
+    ),
+    dev: list[Path] = typer.Option(
+        [_INJECTION_DATA / "hostile_dev.jsonl"], "--dev", help="hostile snippets the rules were tuned on"
+    ),
     benign: list[Path] = typer.Option([_INJECTION_DATA / "benign.jsonl"], "--benign", help="innocent look-alikes"),
     training: Path = typer.Option(
         _TRAINING, help="folder of claim/evidence JSONL: every distinct evidence text is scanned for false positives"
@@ -303,7 +309,8 @@ def eval_scanner(
     if not corpora and not no_training:
         if not training.is_dir():
             raise typer.BadParameter(
-                f"{training} is not a folder; pass --training DIR, --corpus FILE or --no-training", param_hint="--training"
+                f"{training} is not a folder; pass --training DIR, --corpus FILE or --no-training",
+                param_hint="--training",
             )
         corpora = [training / name for name in _SCANNER_CORPORA if (training / name).is_file()]
         if not corpora:

@@ -140,18 +140,18 @@ def _scan(
 
 
 def scanner_report(
-    hostile_heldout: Path | None,
-    hostile_dev: Path | None,
+    hostile_heldout: Sequence[Path],
+    hostile_dev: Sequence[Path],
     benign: Sequence[Path],
     corpora: Sequence[Path],
     progress: Tick | None = None,
 ) -> ScannerReport:
     """Scan every set; the held-out hostile set comes first (the figure to quote), the corpora last."""
     sets: list[ScannedSet] = []
-    hostile: list[tuple[Path | None, SetRole]] = [(hostile_heldout, "hostile-heldout"), (hostile_dev, "hostile-dev")]
+    hostile: list[tuple[Path, SetRole]] = [(p, "hostile-heldout") for p in hostile_heldout]
+    hostile += [(p, "hostile-dev") for p in hostile_dev]
     for path, role in hostile:
-        if path is not None:
-            sets.append(_scan(path.stem, role, path, load_snippets(path), progress))
+        sets.append(_scan(path.stem, role, path, load_snippets(path), progress))
     for path in benign:
         sets.append(_scan(path.stem, "benign", path, load_snippets(path), progress))
     for path in corpora:
