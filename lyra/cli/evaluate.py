@@ -277,3 +277,67 @@ def eval_usefulness(
             means, str(r.distinct_scores), f"{r.seconds_per_pair:.3f}",
         )  # fmt: skip
     out.print(table)
+
+
+_INJECTION_DATA = Path("tests/data/injection")
+_SCANNER_CORPORA = ("scifact_train.jsonl", "check_covid_train.jsonl", "check_covid_dev.jsonl", "fever_rte_dev.jsonl")
+
+
+@eval_app.command("scanner")
+@handle_errors
+def eval_scanner(
+    heldout: list[Path] = typer.Option(
+        [_INJECTION_DATA / "hostile_heldout.jsonl", _INJECTION_DATA / "hostile_fresh.jsonl"],
+        "--heldout",
+        help="hostile snippets kept out of tuning",
+    ),
+    dev: list[Path] = typer.Option(
+        [_INJECTION_DATA / "hostile_dev.jsonl"], "--dev", help="hostile snippets the rules were tuned on"
+    ),
+    benign: list[Path] = typer.Option([_INJECTION_DATA / "benign.jsonl"], "--benign", help="innocent look-alikes"),
+    training: Path = typer.Option(
+        _TRAINING, help="folder of claim/evidence JSONL: every distinct evidence text is scanned for false positives"
+    ),
+    corpus: list[Path] = typer.Option([], "--corpus", help="scan these evidence JSONL files instead of --training's"),
+    no_training: bool = typer.Option(False, "--no-training", help="hand-written sets only"),
+    show_heldout: bool = typer.Option(False, "--show-heldout", help="also list the held-out misses (spoils the set)"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Catch rate of the prompt-injection scanner on hostile snippets (held-out first) and its false-positive rate on
+    benign look-alikes and on real abstracts and evidence sentences (SciFact, Check-COVID, FEVER)."""
+    corpora = list(corpus)
+    if not corpora and not no_training:
+        if not training.is_dir():
+            raise typer.BadParameter(
+                f"{training} is not a folder; pass --training DIR, --corpus FILE or --no-training",
+                param_hint="--training",
+            )
+        corpora = [training / name for name in _SCANNER_CORPORA if (training / name).is_file()]
+        if not corpora:
+            raise typer.BadParameter(
+                f"none of {', '.join(_SCANNER_CORPORA)} in {training}; pass --corpus FILE or --no-training",
+                param_hint="--training",
+            )
+    from lyra.services.scanner_evaluation import scanner_report
+
+    with Progress(console=err, transient=True) as bar:
+        task = bar.add_task("scanning", total=None)
+        report = scanner_report(heldout, dev, benign, corpora, progress=lambda n: bar.advance(task, n))
+    if as_json:
+        print(report.model_dump_json(indent=2))
+        return
+    table = Table("set", "role", "texts", "flagged", "rate", "by kind", "s", title="prompt-injection scanner")
+    for s in report.sets:
+        measure = "caught" if s.role.startswith("hostile") else "false positives"
+        kinds = ", ".join(f"{k} {v}" for k, v in s.by_kind.items())
+        table.add_row(
+            s.name, s.role, str(s.texts), str(s.flagged), f"{s.rate:.1%} {measure}", kinds, f"{s.seconds:.1f}"
+        )
+    out.print(table)
+    for s in report.sets:
+        if s.missed and (s.role == "hostile-dev" or show_heldout):
+            out.print(f"{s.name} missed: {', '.join(s.missed)}", highlight=False)
+        if s.role == "hostile-heldout" and s.missed and not show_heldout:
+            out.print(f"{s.name}: {len(s.missed)} missed (not listed: --show-heldout)", highlight=False)
+        for f in s.flagged_texts:
+            out.print(f"{s.name} flagged {f.id} ({', '.join(f.kinds)}): {f.detail} | {f.excerpt}", highlight=False)
