@@ -52,7 +52,7 @@ def domain_syntax_error(value: str) -> str | None:
     """
     problem = domain_char_problem(value)
     if problem is not None:
-        return problem
+        return f"is not a domain name: it {problem}"
     name = value.lower().removesuffix(".")
     if not name:
         return "is empty"
