@@ -470,7 +470,7 @@ def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> 
 
     @app.post(f"{PREFIX}/tasks/{{task_id}}/feedback", tags=["trust"])
     def feedback(task_id: TaskIdPath, body: FeedbackBody) -> trust.FeedbackResponse:  # type: ignore[valid-type]
-        """A human correction: domain_block | domain_unblock | domain_clear_override | claim_reject |
+        """A human correction: domain_block | domain_unblock | domain_clear_override | page_unblock | claim_reject |
         claim_restore | edge_correct, with its args."""
         return ops.feedback(trust.FeedbackRequest(task_id=task_id, **_with_reviewer(_fields(body), token)))
 

@@ -14,9 +14,13 @@ from lyra.models.validation import parse_one
 def feedback(
     task_id: str,
     action: str = typer.Argument(
-        ..., help="domain_block | domain_unblock | domain_clear_override | claim_reject | claim_restore | edge_correct"
+        ...,
+        help="domain_block | domain_unblock | domain_clear_override | page_unblock | claim_reject | claim_restore | "
+        "edge_correct",
     ),
-    arg: list[str] = typer.Option([], "--arg", help="name=value, e.g. --arg domain_pattern=*.example.org"),
+    arg: list[str] = typer.Option(
+        [], "--arg", help="name=value, e.g. --arg domain_pattern=*.example.org or --arg url=https://example.org/page"
+    ),
     reviewer: str | None = typer.Option(None, "--reviewer", help="who reviews (default: anonymous)"),
     tag: list[str] = typer.Option([], "--tag", help="a label for the learning loop (repeatable)"),
 ) -> None:

@@ -154,6 +154,9 @@ class Settings(BaseSettings):
     high_rejection_rate_threshold: float = Field(default=0.3, ge=0.0, le=1.0)
     high_rejection_min_samples: int = Field(default=5, ge=1)
     domain_policy_check_seconds: float = Field(default=1.0, ge=0.0)  # how often config/domains.yaml is re-read
+    # a page with a dangerous pattern blocks the page (every task) and its domain for the task that met it; findings
+    # on one domain from this many distinct tasks block the domain for every task (dangerous_pattern)
+    injection_domain_block_tasks: int = Field(default=3, ge=1, le=1000)
 
     # --- learning from reviewers (issue 15; lyra/services/learning.py)
     learning_approvals_required: int = Field(default=2, ge=1, le=10)  # distinct reviewers who must approve a proposal

@@ -390,6 +390,34 @@ class BlockedDomain(Response):
     override: DomainOverrideState
 
 
+class SkippedDomain(Response):
+    """A domain this task stopped using because one of its pages carried a dangerous pattern; other tasks still use
+    it (until findings from LYRA_INJECTION_DOMAIN_BLOCK_TASKS tasks block it for every task)."""
+
+    domain: str
+    url: str | None = Field(description="the page that carried the pattern")
+    kinds: list[str] = Field(description="the kinds of pattern found")
+    finding_id: str | None = Field(description="the SecurityFinding kept of it")
+    skipped_at: str | None
+    notice: str
+    restore_via: str
+
+
+class BlockedPage(Response):
+    """A page that carried a dangerous pattern: never fetched or read again by any task until a person clears it."""
+
+    url: str = Field(description="the page's key: its canonical URL (lowercase host without www., no fragment, ...)")
+    page_url: str | None = Field(description="the URL as it was read")
+    domain: str | None
+    kinds: list[str]
+    detail: str | None
+    finding_id: str | None
+    task_id: str | None = Field(description="the task that met it first")
+    blocked_at: str | None
+    findings: int = Field(description="how many times the page was met with a dangerous pattern")
+    restore_via: str
+
+
 class DomainOverride(Response):
     rule_id: str
     domain_pattern: str
@@ -490,6 +518,13 @@ class TaskStatus(Response):
     milestones: Milestones
     blocked_domains: list[BlockedDomain]
     domain_overrides: list[DomainOverride]
+    skipped_domains: list[SkippedDomain] = Field(
+        default_factory=list,
+        description="domains this task no longer uses: one of their pages carried instructions to an AI",
+    )
+    blocked_pages: list[BlockedPage] = Field(
+        default_factory=list, description="pages blocked for every task for a dangerous pattern (newest 50)"
+    )
     idle_seconds: int | None = Field(
         description="seconds since the last activity; null when the task holds no datetime (e.g. written by hand)"
     )

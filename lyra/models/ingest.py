@@ -100,6 +100,8 @@ class IngestReport(BaseModel):
     edges: dict[str, int] = Field(default_factory=dict)  # relations of the candidates' edges, old and new
     edges_existing: int = 0  # candidates that already had their stance edge
     skipped: list[SkippedItem] = Field(default_factory=list)
+    # what the task is told besides the skipped items: a domain it stops using (a page carried a dangerous pattern)
+    notices: list[str] = Field(default_factory=list)
     extracted_claims: list[str] = Field(default_factory=list)
     seconds_total: float = 0.0
     seconds_in_models: float = 0.0

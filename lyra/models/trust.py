@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints, field_validator
 
-from lyra.core.net import domain_syntax_error
+from lyra.core.net import domain_char_problem, domain_syntax_error
 from lyra.models.api import JsonParams, Request, Response, TaskId, multi_line, single_line
 from lyra.models.learning import ReviewerId, Tag
 
@@ -20,12 +20,27 @@ Reason = Annotated[
 OptionalReason = (
     Annotated[str, StringConstraints(strip_whitespace=True, max_length=2000), AfterValidator(multi_line)] | None
 )
-Pattern = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300), AfterValidator(single_line)
-]
+
+
+def visible_domain(value: str) -> str:
+    """A domain name or pattern exactly as given: a space, line break, control or invisible character is refused
+    with its code point and position, never trimmed or dropped."""
+    problem = domain_char_problem(value)
+    if problem is not None:
+        raise ValueError(f"{value!r} {problem}")
+    return value
+
+
+Pattern = Annotated[str, StringConstraints(min_length=1, max_length=300), AfterValidator(visible_domain)]
 ObjectId = Annotated[str, StringConstraints(min_length=1, max_length=200), AfterValidator(single_line)]
 FeedbackAction = Literal[
-    "domain_block", "domain_unblock", "domain_clear_override", "claim_reject", "claim_restore", "edge_correct"
+    "domain_block",
+    "domain_unblock",
+    "domain_clear_override",
+    "page_unblock",
+    "claim_reject",
+    "claim_restore",
+    "edge_correct",
 ]
 BlockReason = Literal["dangerous_pattern", "high_rejection_rate", "denylist", "manual", "unknown"]
 
@@ -34,8 +49,8 @@ BlockReason = Literal["dangerous_pattern", "high_rejection_rate", "denylist", "m
 class FeedbackRequest(Request):
     task_id: TaskId
     action: FeedbackAction = Field(
-        description="domain_block | domain_unblock | domain_clear_override | claim_reject | claim_restore | "
-        "edge_correct"
+        description="domain_block | domain_unblock | domain_clear_override | page_unblock | claim_reject | "
+        "claim_restore | edge_correct"
     )
     args: JsonParams = Field(description="the action's arguments (see the tool description)")
     reviewer_id: ReviewerId | None = None
@@ -44,6 +59,23 @@ class FeedbackRequest(Request):
 
 class DomainRuleArgs(Request):
     domain_pattern: Pattern = Field(description="example.com (exact) or *.example.com (its subdomains)")
+    reason: Reason
+
+
+def page_url(value: str) -> str:
+    """A page's URL as get_status.blocked_pages shows it: http(s):// or file://, one line, no control character."""
+    single_line(value)
+    if value != value.strip():
+        raise ValueError("must not start or end with spaces")
+    if not value.lower().startswith(("http://", "https://", "file://")):
+        raise ValueError(f"{value[:80]!r} is not an http(s):// or file:// URL")
+    return value
+
+
+class PageUnblockArgs(Request):
+    url: Annotated[str, StringConstraints(min_length=1, max_length=4000), AfterValidator(page_url)] = Field(
+        description="the blocked page's URL (get_status.blocked_pages: url or page_url)"
+    )
     reason: Reason
 
 
@@ -67,6 +99,7 @@ ARGS_FOR_ACTION: dict[str, type[Request]] = {
     "domain_block": DomainRuleArgs,
     "domain_unblock": DomainRuleArgs,
     "domain_clear_override": DomainRuleArgs,
+    "page_unblock": PageUnblockArgs,
     "claim_reject": ClaimRejectArgs,
     "claim_restore": ClaimRestoreArgs,
     "edge_correct": EdgeCorrectArgs,
@@ -85,7 +118,7 @@ class FeedbackResponse(Response):
 
 # ----------------------------------------------------------------------------- domains
 class CheckDomainRequest(Request):
-    domain: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=253)] = Field(
+    domain: Annotated[str, StringConstraints(min_length=1, max_length=253)] = Field(
         description="a domain name, e.g. example.org (no wildcard, scheme, path or port)"
     )
 

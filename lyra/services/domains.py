@@ -4,8 +4,15 @@ Every fetch path (the ingest pipeline today; the web and academic sources later)
 ``get_status`` call :meth:`DomainGate.decide`. Order: a human override rule first (``feedback`` domain_block /
 domain_unblock; exact pattern > longest suffix > newest), then the denylist of ``config/domains.yaml``, then the
 dynamic blocks kept on Domain nodes (dangerous_pattern, high_rejection_rate). An unblock lifts any of those, but the
-block's ``domain_unblock_risk`` stays visible. Categories come from the (hot-reloaded) policy file; they weight
-ranking and are reported, never used for confidence (decision 3). The one thing they decide is what a high claim
+block's ``domain_unblock_risk`` stays visible.
+
+A page with a dangerous pattern (:meth:`DomainGate.record_dangerous_document`) blocks that page for every task
+(``PageBlock``, until ``feedback`` page_unblock) and its domain for the task that met it (``SKIPS_DOMAIN``, until
+``feedback`` domain_unblock on that task, or the task's clean-up); other tasks keep using the domain. Findings on one
+domain from ``LYRA_INJECTION_DOMAIN_BLOCK_TASKS`` distinct tasks block the domain for every task (dangerous_pattern).
+
+Categories come from the (hot-reloaded) policy file; they weight ranking and are reported, never used for confidence
+(decision 3). The one thing they decide is what a high claim
 rejection rate does (L6 source verification): an unverified/low domain is blocked, a higher one only marked.
 """
 
@@ -14,14 +21,16 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from lyra.core.errors import InvalidInputError
 from lyra.core.ids import new_id
+from lyra.core.net import normalise_url
 from lyra.core.settings import Settings
 from lyra.graph.store import GraphStore, to_plain
-from lyra.models.api import BlockedDomain, DomainOverride, DomainOverrideState
+from lyra.models.api import BlockedDomain, BlockedPage, DomainOverride, DomainOverrideState, SkippedDomain
 from lyra.models.trust import DomainDecision, MatchedRule
-from lyra.sources.domain_patterns import choose_rule, normalise_domain
+from lyra.sources.domain_patterns import choose_rule, normalise_domain, pattern_matches
 from lyra.sources.domain_policy import ReloadingDomainPolicy
 
 log = logging.getLogger(__name__)
@@ -36,6 +45,9 @@ RESTORE_VIA = (
     "feedback(domain_unblock) with this domain or a *.suffix pattern; for the denylist also config/domains.yaml"
 )
 LOCAL_DOMAIN = "local"
+PAGE_RESTORE_VIA = "feedback(page_unblock) with the page's url (any task id)"
+SKIP_RESTORE_VIA = "feedback(domain_unblock) on this task with this domain (or a *.suffix pattern)"
+MAX_BLOCKED_PAGES_SHOWN = 50
 # Categories blocked automatically for a high combined claim rejection rate (seed 003, L6 source verification:
 # "domain_claim_combined_rejection_rate > 30% (UNVERIFIED/LOW) → BLOCKED"; "TRUSTED以上: REJECTED マークのみ").
 AUTO_BLOCK_CATEGORIES = frozenset({"unverified", "low"})
@@ -48,6 +60,42 @@ class RejectionCheck:
     blocked: list[str] = field(default_factory=list)
     flagged: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+
+
+def page_key(url: str) -> str:
+    """The key a page block is kept under: an http(s) URL's canonical form (lowercase host without ``www.`` and the
+    default port, no fragment, no trailing slash, no tracking parameters: :func:`lyra.core.net.normalise_url`), any
+    other URL (``file://``) as given."""
+    value = url.strip()
+    if urlsplit(value).scheme.lower() in ("http", "https"):
+        try:
+            return normalise_url(value)
+        except ValueError:  # a bad port: kept as given
+            return value
+    return value
+
+
+def skip_notice(domain: str, url: str, kinds: list[str]) -> str:
+    """What a task is told when it stops using ``domain`` because ``url`` carried a dangerous pattern."""
+    return (
+        f"domain {domain} skipped for this task: page {url} carried instructions to an AI ({', '.join(kinds)}); the "
+        f"page is blocked for every task ({PAGE_RESTORE_VIA} clears it); other tasks still use {domain}; "
+        f"{SKIP_RESTORE_VIA} lifts the skip"
+    )
+
+
+@dataclass
+class DangerousPage:
+    """What :meth:`DomainGate.record_dangerous_document` did."""
+
+    finding_id: str
+    domain: str
+    url: str
+    kinds: list[str]
+    notice: str
+    task_skips_domain: bool = False  # the task stopped using the domain now (False: it had already, or `local`)
+    tasks: int = 0  # distinct tasks with a finding on the domain, this one included
+    domain_blocked: bool = False  # the findings reached LYRA_INJECTION_DOMAIN_BLOCK_TASKS: blocked now for every task
 
 
 def _rule(row: dict[str, Any]) -> MatchedRule:
@@ -249,28 +297,154 @@ class DomainGate:
             log.warning("domain %s blocked: %s (%s)", name, reason_code, detail)
         return not row["was_blocked"]
 
-    def record_dangerous_document(self, task_id: str, domain: str, url: str, kinds: list[str], detail: str) -> str:
-        """A fetched document carried a dangerous pattern: keep the finding, mark the domain as a rejected source of
-        the task's claims, and block the domain (except Lyra's pseudo-domain for local files: one hostile file
-        must not block every local file; it is skipped and reported instead)."""
+    def record_dangerous_document(
+        self, task_id: str, domain: str, url: str, kinds: list[str], detail: str
+    ) -> DangerousPage:
+        """A fetched document carried a dangerous pattern: keep the finding (append-only ``SecurityFinding``; the
+        domain becomes a rejected source of the task's claims), block the page for every task, and stop the task
+        using the domain. Other tasks keep using it until findings on it come from
+        ``LYRA_INJECTION_DOMAIN_BLOCK_TASKS`` distinct tasks: then the domain is blocked for every task
+        (``dangerous_pattern``). Lyra's pseudo-domain for local files is never skipped or blocked (one hostile file
+        must not stop every local file): only the file is blocked."""
         name = self._normalise(domain)
         finding = new_id("sec")
+        category = self.policy.current().original_category(name)
         self.store.run(
             "domains/record_security_finding",
             {
                 "id": finding,
                 "task_id": task_id,
                 "domain": name,
-                "category": self.policy.current().original_category(name),
+                "category": category,
                 "url": url,
                 "kinds": kinds,
                 "detail": detail,
             },
         )
-        if name != LOCAL_DOMAIN:
-            self.block(name, "dangerous_pattern", f"dangerous pattern in {url}: {detail}", finding)
+        self.store.run(
+            "security/block_page",
+            {
+                "url": page_key(url),
+                "page_url": url,
+                "domain": name,
+                "kinds": kinds,
+                "detail": detail,
+                "finding_id": finding,
+                "task_id": task_id,
+            },
+        )
+        if name == LOCAL_DOMAIN:
+            notice = (
+                f"file {url} carried instructions to an AI ({', '.join(kinds)}): not read, and blocked for every task "
+                f"({PAGE_RESTORE_VIA} clears it); other local files are still read"
+            )
+            self.check_rejection_rates([name])
+            return DangerousPage(finding, name, url, kinds, notice)
+        result = DangerousPage(finding, name, url, kinds, skip_notice(name, url, kinds))
+        rows = self.store.run(
+            "security/skip_domain_for_task",
+            {
+                "task_id": task_id,
+                "domain": name,
+                "category": category,
+                "url": url,
+                "kinds": kinds,
+                "finding_id": finding,
+            },
+        )
+        result.task_skips_domain = bool(rows) and not rows[0]["was_skipped"]
+        (seen,) = self.store.run("security/finding_tasks", {"domain": name})
+        result.tasks = seen["tasks"]
+        threshold = self.settings.injection_domain_block_tasks
+        if result.tasks >= threshold:
+            why = (
+                f"dangerous patterns on pages of {name} met by {result.tasks} tasks "
+                f"(LYRA_INJECTION_DOMAIN_BLOCK_TASKS={threshold}), e.g. {', '.join(seen['urls'])}; last: {detail}"
+            )
+            result.domain_blocked = self.block(name, "dangerous_pattern", why, finding)
+            if result.domain_blocked:
+                result.notice += f"; {name} is now blocked for every task ({why})"
         self.check_rejection_rates([name])
-        return finding
+        return result
+
+    # ------------------------------------------------------------------ pages and task skips
+    def page_blocks(self, urls: list[str]) -> dict[str, dict[str, Any]]:
+        """The page blocks of ``urls``, keyed by each given URL that is blocked."""
+        keys = {url: page_key(url) for url in urls}
+        rows = {
+            r["url"]: to_plain(r) for r in self.store.run("security/page_blocks", {"urls": sorted(set(keys.values()))})
+        }
+        return {url: rows[key] for url, key in keys.items() if key in rows}
+
+    @staticmethod
+    def page_block_text(url: str, row: dict[str, Any]) -> str:
+        kinds = ", ".join(row.get("kinds") or [])
+        return (
+            f"page {url} is blocked for every task: it carried instructions to an AI ({kinds}) "
+            f"(first met {row.get('blocked_at')}); {PAGE_RESTORE_VIA} clears it"
+        )
+
+    def page_block_reason(self, url: str) -> str | None:
+        """Why ``url`` may not be fetched or read (a page block), or None. The web fetcher asks it for every hop."""
+        row = self.page_blocks([url]).get(url)
+        return None if row is None else self.page_block_text(url, row)
+
+    def task_skips(self, task_id: str) -> dict[str, dict[str, Any]]:
+        """The domains ``task_id`` stopped using for a dangerous page, by domain."""
+        return {r["domain"]: to_plain(r) for r in self.store.run("security/task_domain_skips", {"task_id": task_id})}
+
+    def task_skip_reason(self, task_id: str, domain: str) -> str | None:
+        """Why ``task_id`` does not use ``domain`` (a page of it carried a dangerous pattern), or None."""
+        try:
+            name = self._normalise(domain)
+        except InvalidInputError:
+            return None
+        row = self.task_skips(task_id).get(name)
+        return None if row is None else skip_notice(name, row["url"] or "?", list(row["kinds"] or []))
+
+    def clear_task_skips(self, task_id: str, pattern: str) -> list[str]:
+        """Let ``task_id`` use again the domains it skipped that ``pattern`` covers; returns those domains."""
+        names = [name for name in self.task_skips(task_id) if pattern_matches(pattern, name)]
+        if not names:
+            return []
+        rows = self.store.run("security/clear_task_domain_skips", {"task_id": task_id, "domains": names})
+        return sorted(rows[0]["domains"]) if rows else []
+
+    def dynamically_blocked(self, domain: str) -> bool:
+        """Whether a dynamic block (dangerous_pattern, high_rejection_rate) is kept on ``domain``'s node."""
+        rows = self.store.run("domains/domain_state", {"domain": domain})
+        return bool(rows) and bool(rows[0]["blocked"])
+
+    def dangerous_pages(self, task_id: str) -> tuple[list[SkippedDomain], list[BlockedPage]]:
+        """For get_status: the domains the task skipped, and the pages blocked for every task (newest first)."""
+        skipped = [
+            SkippedDomain(
+                domain=name,
+                url=row["url"],
+                kinds=list(row["kinds"] or []),
+                finding_id=row["finding_id"],
+                skipped_at=row["skipped_at"],
+                notice=skip_notice(name, row["url"] or "?", list(row["kinds"] or [])),
+                restore_via=SKIP_RESTORE_VIA,
+            )
+            for name, row in self.task_skips(task_id).items()
+        ]
+        pages = [
+            BlockedPage(
+                url=row["url"],
+                page_url=row["page_url"],
+                domain=row["domain"],
+                kinds=list(row["kinds"] or []),
+                detail=row["detail"],
+                finding_id=row["finding_id"],
+                task_id=row["task_id"],
+                blocked_at=row["blocked_at"],
+                findings=row["findings"] or 1,
+                restore_via=PAGE_RESTORE_VIA,
+            )
+            for row in map(to_plain, self.store.run("security/list_page_blocks", {"limit": MAX_BLOCKED_PAGES_SHOWN}))
+        ]
+        return skipped, pages
 
     def rejection_rates(self, domains: list[str] | None = None) -> list[dict[str, Any]]:
         return [to_plain(r) for r in self.store.run("domains/rejection_rates", {"domains": domains})]
@@ -295,6 +469,9 @@ class DomainGate:
         for row in self.rejection_rates(domains):
             name, rate, claims = row["domain"], row["domain_claim_combined_rejection_rate"], row["claims"]
             high = claims >= minimum and rate > threshold
+            # a block needs the manual rate above the threshold: dangerous patterns block a domain only through
+            # LYRA_INJECTION_DOMAIN_BLOCK_TASKS (one page met by one task must never block its domain for everyone)
+            blockable = claims >= minimum and row["domain_claim_manual_rejection_rate"] > threshold
             detail = (
                 f"combined claim rejection rate {rate:.2f} > {threshold} over {claims} claims "
                 f"({row['security_rejected_claims']} security, {row['manual_rejected_claims']} manual)"
@@ -304,7 +481,7 @@ class DomainGate:
                     self.store.run(
                         "domains/flag_rejection_rate", {"domain": name, "flagged": False, "rate": None, "claims": None}
                     )
-                if high and not row["blocked"] and self.block(name, "high_rejection_rate", detail, None):
+                if blockable and not row["blocked"] and self.block(name, "high_rejection_rate", detail, None):
                     check.blocked.append(name)
                     check.warnings.append(f"high claim rejection rate: blocked {name} ({detail})")
                 continue

@@ -1,4 +1,5 @@
-"""The ``feedback`` tool (ADR-0012): six actions on three levels, each validated in full before anything is
+"""The ``feedback`` tool (ADR-0012): six actions on three levels, and ``page_unblock`` (a page blocked for a dangerous
+pattern), each validated in full before anything is
 written, each written in one transaction together with its append-only audit event, and each reflected at once
 (materials and confidence are computed from the graph on every read)."""
 
@@ -7,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from lyra.core.errors import NotFoundError
+from lyra.core.errors import InvalidInputError, NotFoundError
 from lyra.core.ids import new_id
 from lyra.graph.store import GraphStore, Transaction, to_plain
 from lyra.graph.tasks import TaskRepository
@@ -19,10 +20,11 @@ from lyra.models.trust import (
     EdgeCorrectArgs,
     FeedbackRequest,
     FeedbackResponse,
+    PageUnblockArgs,
 )
 from lyra.models.validation import parse_one
-from lyra.services.domains import DomainGate
-from lyra.sources.domain_patterns import validate_pattern
+from lyra.services.domains import DomainGate, page_key
+from lyra.sources.domain_patterns import lift_host, validate_pattern
 
 LABEL_FOR_RELATION = {"supports": "entailment", "refutes": "contradiction", "neutral": "neutral"}
 
@@ -39,6 +41,8 @@ class FeedbackService:
         event_id = new_id("fbk")
         if isinstance(args, DomainRuleArgs):
             changed, warnings = self._domain(request, args, event_id)
+        elif isinstance(args, PageUnblockArgs):
+            changed, warnings = self._page(request, args, event_id)
         elif isinstance(args, ClaimRejectArgs | ClaimRestoreArgs):
             changed, warnings = self._claim(request, args, event_id)
         else:
@@ -66,7 +70,7 @@ class FeedbackService:
     def _domain(
         self, request: FeedbackRequest, args: DomainRuleArgs, event_id: str
     ) -> tuple[dict[str, Any], list[str]]:
-        pattern = validate_pattern(args.domain_pattern, "args.domain_pattern")
+        pattern = self._pattern(request, args)
         warnings: list[str] = []
 
         if request.action == "domain_clear_override":
@@ -121,6 +125,10 @@ class FeedbackService:
             return result
 
         result = self.store.write_transaction(f"feedback {request.action}", upsert)
+        if decision == "unblock":  # the task may use again the domains it stopped using for a dangerous page
+            cleared = self.domains.clear_task_skips(request.task_id, pattern)
+            if cleared:
+                result["task_skips_cleared"] = cleared
         if before is not None and decision == "unblock" and before.domain_block_reason:
             risk = before.domain_unblock_risk
             result["lifted"] = {"domain_block_reason": before.domain_block_reason, "domain_unblock_risk": risk}
@@ -129,6 +137,58 @@ class FeedbackService:
                     f"{pattern} was blocked for {before.domain_block_reason}: the unblock is logged and "
                     "domain_unblock_risk stays high"
                 )
+        return result, warnings
+
+    def _pattern(self, request: FeedbackRequest, args: DomainRuleArgs) -> str:
+        """The rule's pattern. A block needs a pattern one party owns (validate_pattern); lifting a block works for
+        any host that carries one: an IP address, ``localhost``, an intranet name or a public suffix is accepted by
+        domain_unblock when it is blocked (a dynamic block) or skipped by this task, and by domain_clear_override
+        (which only ever removes a rule)."""
+        try:
+            return validate_pattern(args.domain_pattern, "args.domain_pattern")
+        except InvalidInputError as refused:
+            host = lift_host(args.domain_pattern) if request.action != "domain_block" else None
+            if host is None:
+                raise
+            if request.action == "domain_clear_override":
+                return host
+            if self.domains.dynamically_blocked(host) or host in self.domains.task_skips(request.task_id):
+                return host
+            raise InvalidInputError(
+                refused.field,
+                f"{refused.reason}; such a host can only be unblocked while it is blocked, and {host!r} is not",
+                hint=refused.hint,
+            ) from None
+
+    # ------------------------------------------------------------------- page
+    def _page(self, request: FeedbackRequest, args: PageUnblockArgs, event_id: str) -> tuple[dict[str, Any], list[str]]:
+        key = page_key(args.url)
+
+        def clear(tx: Transaction) -> dict[str, Any]:
+            rows = tx.run("security/clear_page_block", {"url": key})
+            if not rows:
+                raise NotFoundError(
+                    f"page {args.url!r} is not blocked (looked up as {key!r})",
+                    hint="get_status.blocked_pages lists the blocked pages",
+                )
+            row = to_plain(rows[0])
+            result = {
+                "url": row["url"],
+                "page_url": row["page_url"],
+                "domain": row["domain"],
+                "kinds": row["kinds"],
+                "finding_id": row["finding_id"],
+                "blocked_at": row["blocked_at"],
+                "decision": "cleared",
+            }
+            self._event(tx, event_id, request, args, result)
+            return result
+
+        result = self.store.write_transaction("feedback page_unblock", clear)
+        warnings = [
+            f"page {result['page_url'] or key} may be fetched and read again; it carried a dangerous pattern "
+            f"({', '.join(result['kinds'] or [])}) and is scanned again before any model reads it"
+        ]
         return result, warnings
 
     # ------------------------------------------------------------------ claim

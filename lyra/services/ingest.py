@@ -37,6 +37,7 @@ from lyra.services.coverage import (
     own_source_mask,
     plan_pairs,
 )
+from lyra.services.domains import LOCAL_DOMAIN, skip_notice
 from lyra.services.tasks import TaskService
 from lyra.sources.chunking import chunk_text
 from lyra.sources.injection import detect_injection
@@ -65,6 +66,15 @@ PAIR_LEASE_SECONDS = 900  # how long a worker holds the pairs of the batch it ju
 
 
 @dataclass
+@dataclass
+class _Guard:
+    """One ingest run's page blocks (by the document's URL) and the domains its task skips (domain -> notice); a
+    finding during the run adds to both."""
+
+    pages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    domains: dict[str, str] = field(default_factory=dict)
+
+
 class _Timer:
     model_seconds: float = 0.0
 
@@ -261,10 +271,16 @@ class IngestService:
 
     # ------------------------------------------------------------- documents
     def _admit(
-        self, doc: SourceDocument, page: PageIn, task_id: str, rules: list[dict[str, Any]] | None, report: IngestReport
+        self,
+        doc: SourceDocument,
+        page: PageIn,
+        task_id: str,
+        rules: list[dict[str, Any]] | None,
+        report: IngestReport,
+        guard: _Guard,
     ) -> str | None:
-        """The domain decision and the dangerous-pattern check, before any model sees the text.
-        Returns the domain category when the document may be used, None when it is skipped (and reported)."""
+        """The domain decision, the page and task blocks, and the dangerous-pattern check, before any model sees the
+        text. Returns the domain category when the document may be used, None when it is skipped (and reported)."""
         assert page.domain is not None
         category = self.domains.category(page.domain)
         if self.gate is not None:
@@ -274,6 +290,14 @@ class IngestService:
                 self._skip(report, doc, reason)
                 return None
             category = decision.domain_category
+            blocked = guard.pages.get(doc.url)
+            if blocked is not None:
+                self._skip(report, doc, self.gate.page_block_text(doc.url, blocked))
+                return None
+            skipped = guard.domains.get(decision.domain)
+            if skipped is not None:
+                self._skip(report, doc, skipped)
+                return None
         # the whole fetched source is scanned (hidden spans, comments and attributes included), not only the
         # extracted text: what an extractor drops today another may keep
         text = f"{doc.title or ''}\n{doc.text}\n{doc.raw or ''}"
@@ -283,7 +307,11 @@ class IngestService:
             detail = "; ".join(f"{f.kind}: {f.detail}" for f in findings[:3])
             self._skip(report, doc, f"dangerous pattern ({', '.join(kinds)}); not read: {detail}")
             if self.gate is not None:
-                self.gate.record_dangerous_document(task_id, page.domain, doc.url, kinds, detail)
+                found = self.gate.record_dangerous_document(task_id, page.domain, doc.url, kinds, detail)
+                report.notices.append(found.notice)
+                guard.pages[doc.url] = {"kinds": kinds, "blocked_at": "now"}
+                if found.domain != LOCAL_DOMAIN:
+                    guard.domains.setdefault(found.domain, found.notice)
             return None
         return category
 
@@ -300,6 +328,13 @@ class IngestService:
         page_rows: list[dict[str, Any]] = []
         kept: list[SourceDocument] = []
         rules = self.gate.active_rules() if self.gate is not None else None
+        guard = _Guard()
+        if self.gate is not None:  # read once: pages blocked for every task, domains this task stopped using
+            guard.pages = self.gate.page_blocks([doc.url for doc in documents])
+            guard.domains = {
+                name: skip_notice(name, row["url"] or "?", list(row["kinds"] or []))
+                for name, row in self.gate.task_skips(task_id).items()
+            }
         for doc in documents:
             try:
                 page = PageIn(
@@ -313,7 +348,7 @@ class IngestService:
             except ValueError as exc:
                 report.skipped.append(SkippedItem(item=doc.origin, reason=f"bad metadata: {exc}"))
                 continue
-            category = self._admit(doc, page, task_id, rules, report)
+            category = self._admit(doc, page, task_id, rules, report, guard)
             if category is None:
                 continue
             page_rows.append({**page.model_dump(), "domain_category": category})

@@ -21,6 +21,7 @@ from lyra.sources.local_files import SourceDocument
 from lyra.sources.scholarly import PaperId, parse_identifier
 
 if TYPE_CHECKING:
+    from lyra.services.domains import DomainGate
     from lyra.services.interventions import InterventionService
     from lyra.services.web_citations import CitationDetector
     from lyra.services.web_search import WebSearch
@@ -47,6 +48,7 @@ def report_summary(report: IngestReport) -> dict[str, object]:
         "skipped": [s.model_dump() for s in report.skipped[:MAX_SKIPPED_IN_RESULT]],
         "skipped_total": len(report.skipped),
         "seconds_total": round(report.seconds_total, 3),
+        **({"notices": list(report.notices)} if report.notices else {}),
     }
 
 
@@ -88,6 +90,7 @@ def combined_report(reports: Sequence[IngestReport]) -> IngestReport:
         for label, count in other.edges.items():
             merged.edges[label] = merged.edges.get(label, 0) + count
         merged.skipped.extend(other.skipped)
+        merged.notices.extend(other.notices)
         merged.extracted_claims.extend(other.extracted_claims)
     return merged
 
@@ -228,8 +231,10 @@ class ResearchExecutor:
         citations: Callable[[], CitationDetector] | None = None,
         interventions: InterventionService | None = None,
         academic_search: AcademicSearchMode = "always",
+        gate: DomainGate | None = None,
     ) -> None:
         self.store = store
+        self.gate = gate  # the domains a task stopped using for a dangerous page are not fetched for it
         self.academic_search = academic_search  # a query target's default (its options.academic_search wins)
         self._ingest = ingest
         self.allowed_roots = list(allowed_roots)
@@ -283,12 +288,16 @@ class ResearchExecutor:
 
     def _web_job(self, job: ClaimedJob, pages_left: int | None, progress: Callable[[str, int], None]) -> JobOutcome:
         """A web page or PDF: fetched through the one guarded, polite fetcher, then the ingest path. A refusal
-        (SSRF guard, blocked domain, robots.txt, limits, type) fails the job with its code and reason. A CAPTCHA,
-        login or consent wall parks the job for a person (an intervention item; the domain is paused for the task);
-        a job whose domain is paused for its task waits without fetching; cookies a person gave are sent."""
+        (SSRF guard, blocked domain or page, robots.txt, limits, type) fails the job with its code and reason, and so
+        does a domain the task stopped using (``task_skipped_domain``: a page of it carried a dangerous pattern). A
+        CAPTCHA, login or consent wall parks the job for a person (an intervention item; the domain is paused for the
+        task); a job whose domain is paused for its task waits without fetching; cookies a person gave are sent."""
         if self._web is None:
             raise SourceUnavailable("source not available: web fetching is not configured in this service")
         domain = web_domain(job.value)
+        skipped = self.gate.task_skip_reason(job.task_id, domain) if self.gate is not None else None
+        if skipped is not None:
+            raise SourceUnavailable(f"task_skipped_domain: {skipped} (nothing was read from {job.value!r})")
         cookies: dict[str, str] = {}
         if self.interventions is not None:
             pending = self.interventions.domain_paused(job.task_id, domain)

@@ -12,6 +12,7 @@ from lyra.graph.tasks import TaskRepository, read_task
 from lyra.models.api import (
     AcademicUsage,
     BlockedDomain,
+    BlockedPage,
     Budget,
     DomainOverride,
     GetStatusRequest,
@@ -21,11 +22,13 @@ from lyra.models.api import (
     Metrics,
     Milestones,
     PairCoverage,
+    SkippedDomain,
     TaskStatus,
 )
 
 DomainState = Callable[[], tuple[list[BlockedDomain], list[DomainOverride]]]
 Interventions = Callable[[str], InterventionSummary]
+DangerousPages = Callable[[str], tuple[list[SkippedDomain], list[BlockedPage]]]
 POLL_SECONDS = 0.5
 MAX_ERRORS = 10
 
@@ -96,7 +99,9 @@ class StatusService:
         requests_budget: int | None = None,
         interventions: Interventions | None = None,
         pair_budget: int | None = None,
+        dangerous_pages: DangerousPages | None = None,
     ) -> None:
+        self.dangerous_pages = dangerous_pages  # the domains the task skips, the pages blocked for every task
         self.pair_budget = pair_budget  # LYRA_TASK_PAIR_BUDGET (None: pair coverage is not reported)
         self.store = store
         self.tasks = tasks
@@ -128,6 +133,8 @@ class StatusService:
         blocked, overrides = self.domain_state()
         status = self._build(row, jobs, blocked, overrides, request.detail == "full", time.monotonic() - start)
         status.academic = academic_usage(jobs, self.requests_budget)
+        if self.dangerous_pages is not None:
+            status.skipped_domains, status.blocked_pages = self.dangerous_pages(request.task_id)
         self._add_coverage(status)
         if self.interventions is not None:
             summary = self.interventions(request.task_id)

@@ -34,12 +34,13 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import numpy as np
 import numpy.typing as npt
 
 from lyra.core.errors import InvalidInputError
+from lyra.core.net import normalise_url
 from lyra.core.settings import Settings
 from lyra.graph.store import GraphStore
 from lyra.ml.learned_rules import RuleSource, domain_penalties
@@ -62,29 +63,6 @@ __all__ = ["Candidate", "WebSearch", "WebSearchRun", "normalise_url"]
 
 MAX_ANCHORS = 6  # the query and at most five claims rank the candidates
 MAX_IDENTIFIERS = 50
-TRACKING_PARAMS = frozenset(
-    {"fbclid", "gclid", "dclid", "msclkid", "yclid", "igshid", "mc_cid", "mc_eid", "_hsenc", "_hsmi", "ref", "ref_src"}
-)
-
-
-def normalise_url(url: str) -> str:
-    """The key two result URLs share when they name the same page: lowercase scheme and host without ``www.`` and
-    the default port, no fragment, no trailing slash (but ``/``), no tracking parameters (``utm_*``, ``fbclid``,
-    ``gclid``, ``ref`` ...); the other query parameters keep their order."""
-    parts = urlsplit(url.strip())
-    scheme = parts.scheme.lower()
-    host = (parts.hostname or "").lower().rstrip(".").removeprefix("www.")
-    port = parts.port
-    netloc = host if port is None or port == (443 if scheme == "https" else 80) else f"{host}:{port}"
-    path = parts.path or "/"
-    if path != "/":
-        path = path.rstrip("/") or "/"
-    query = [
-        (k, v)
-        for k, v in parse_qsl(parts.query, keep_blank_values=True)
-        if not k.lower().startswith("utm_") and k.lower() not in TRACKING_PARAMS
-    ]
-    return urlunsplit((scheme, netloc, path, urlencode(query), ""))
 
 
 class Fetcher(Protocol):
@@ -108,6 +86,12 @@ class Gate(Protocol):
     def active_rules(self) -> list[dict[str, Any]]: ...
 
     def decide(self, domain: str, rules: list[dict[str, Any]] | None = None) -> DomainDecision: ...
+
+    def page_blocks(self, urls: list[str]) -> dict[str, dict[str, Any]]: ...
+
+    def page_block_text(self, url: str, row: dict[str, Any]) -> str: ...
+
+    def task_skip_reason(self, task_id: str, domain: str) -> str | None: ...
 
 
 @dataclass
@@ -307,6 +291,7 @@ class WebSearch:
         seen: dict[str, Candidate] = {}
         fetchable: list[Candidate] = []
         decisions: dict[str, DomainDecision | str] = {}
+        skips: dict[str, str | None] = {}  # domain -> why this task no longer uses it (None: it does)
         rules: list[dict[str, Any]] | None = None
         for result in results:
             candidate = Candidate(
@@ -350,7 +335,22 @@ class WebSearch:
                     f"domain {decision.domain} is blocked ({decision.domain_block_reason}): {decision.reason}"
                 )
                 continue
+            if candidate.domain not in skips:
+                skips[candidate.domain] = self.gate.task_skip_reason(task_id, candidate.domain)
+            if skips[candidate.domain] is not None:  # a page of it carried a dangerous pattern for this task
+                candidate.fate, candidate.code, candidate.reason = (
+                    "blocked",
+                    "task_skipped_domain",
+                    skips[candidate.domain],
+                )
+                continue
             fetchable.append(candidate)
+        blocked_pages = self.gate.page_blocks([c.url for c in fetchable]) if fetchable else {}
+        for candidate in fetchable:
+            if candidate.url in blocked_pages:
+                candidate.fate, candidate.code = "blocked", "blocked_page"
+                candidate.reason = self.gate.page_block_text(candidate.url, blocked_pages[candidate.url])
+        fetchable = [c for c in fetchable if c.fate == "pending"]
         if fetchable:
             row = self.store.run("search/task_read_urls", {"task_id": task_id, "urls": [c.url for c in fetchable]})
             known = set(row[0]["urls"]) if row else set()

@@ -34,11 +34,13 @@ from typing import Generic, TypeVar
 from publicsuffixlist import PublicSuffixList
 
 from lyra.core.errors import InvalidInputError
+from lyra.core.net import domain_char_problem
 
 __all__ = [
     "PatternIndex",
     "choose_rule",
     "is_public_suffix",
+    "lift_host",
     "normalise_domain",
     "pattern_matches",
     "pattern_specificity",
@@ -113,7 +115,8 @@ def validate_pattern(pattern: str, field: str = "args.domain_pattern", *, allow_
     """Check a domain pattern and return its normalised form (``example.com`` or ``*.example.com``).
 
     Raises :class:`~lyra.core.errors.InvalidInputError` for ``field`` with a specific reason. Refused: empty
-    input; ``*``, ``*.*``, ``**`` and any ``*`` other than one leading ``*.``; URLs, paths, ports and other
+    input; any space, line break, control or invisible character (named, with its position: never trimmed or
+    dropped); ``*``, ``*.*``, ``**`` and any ``*`` other than one leading ``*.``; URLs, paths, ports and other
     non-hostname characters; IP addresses (Lyra's rules are about domain names); invalid host labels (letters,
     digits and inner hyphens, 1-63 characters each, 253 in total); fewer than two labels; and — unless
     ``allow_public_suffix`` — a pattern whose domain part is a public suffix (``*.com``, ``co.jp``, ``*.github.io``).
@@ -125,7 +128,10 @@ def validate_pattern(pattern: str, field: str = "args.domain_pattern", *, allow_
     def refuse(message: str) -> InvalidInputError:
         return InvalidInputError(field, message, hint=_PATTERN_HINT)
 
-    raw = pattern.strip()
+    problem = domain_char_problem(pattern)
+    if problem is not None:  # refused, never trimmed: "example.org\n" and "exa\u200bmple.org" are not example.org
+        raise refuse(f"{pattern!r} {problem}")
+    raw = pattern
     if not raw:
         raise refuse("a domain pattern must not be empty")
     if "://" in raw:
@@ -188,6 +194,27 @@ def validate_pattern(pattern: str, field: str = "args.domain_pattern", *, allow_
             raise refuse(f"{raw!r} needs at least two labels (e.g. example.com)")
 
     return f"*.{host}" if wildcard else host
+
+
+def lift_host(value: str) -> str | None:
+    """The one exact host ``value`` names when :func:`validate_pattern` refuses it only for what it names — an IPv4
+    address, a single-label name (``localhost``, an intranet host) or a public suffix — normalised as the gate keys
+    domains (lowercase, no trailing dot, no leading ``www.``); None for anything else (a wildcard, a URL, a port,
+    invalid labels, hidden characters). A block on such a host (a page of it carried a dangerous pattern) can always
+    be lifted and cleared, although no rule may block it."""
+    if domain_char_problem(value) is not None or "*" in value or any(ch in value for ch in "/:@?#[]\\"):
+        return None
+    try:
+        host = normalise_domain(value)
+    except ValueError:
+        return None
+    if not host or len(host) > MAX_DOMAIN_LENGTH:
+        return None
+    if _looks_like_ip(host):
+        return host
+    if not all(_LABEL.fullmatch(label) for label in host.split(".")):
+        return None
+    return host.removeprefix("www.")
 
 
 def _split(pattern: str) -> tuple[bool, str]:

@@ -1,5 +1,6 @@
 """The ingest pipeline under the trust rules (real Neo4j, real offline models): hostile documents never reach a
-model and block their domain, blocked domains are skipped, benign look-alikes are read, and an active calibrator
+model, block their page for every task and their domain for the task that met them, blocked domains are skipped,
+benign look-alikes are read, and an active calibrator
 maps the judge's confidences of new edges."""
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def abstracts(path: Path) -> Path:
             "url": "https://attacker.example.net/paper-1",
             "year": 2021,
         },
-        {  # a later, harmless abstract from the same domain: the domain is blocked by then
+        {  # a later, harmless abstract from the same domain: this task skips the domain by then
             "title": "Vitamin D and bone density",
             "abstract": "Daily vitamin D raised bone mineral density slightly in a cohort of 300 older women.",
             "url": "https://attacker.example.net/paper-2",
@@ -64,7 +65,7 @@ def abstracts(path: Path) -> Path:
     return path
 
 
-def test_hostile_documents_are_skipped_block_their_domain_and_benign_ones_are_read(
+def test_hostile_documents_are_skipped_block_their_page_and_benign_ones_are_read(
     trusted: Services, tmp_path: Path
 ) -> None:
     labels = json.loads((HOSTILE / "labels.json").read_text(encoding="utf-8"))
@@ -107,13 +108,22 @@ def test_hostile_documents_are_skipped_block_their_domain_and_benign_ones_are_re
             assert name not in skipped, (name, skipped.get(name))
     reasons = [s.reason for s in report.skipped if "abstracts.jsonl" in s.item]
     assert any("dangerous pattern" in r for r in reasons)  # paper-1
-    assert any("attacker.example.net is blocked (dangerous_pattern)" in r for r in reasons)  # paper-2, same run
+    # paper-2, same run: this task stopped using the domain, with a notice saying why
+    assert any(
+        "domain attacker.example.net skipped for this task: page https://attacker.example.net/paper-1" in r
+        for r in reasons
+    )
     assert any("spam.example.info is blocked (manual)" in r for r in reasons)
-    decision = trusted.domains.decide("attacker.example.net")
-    assert not decision.allowed and decision.domain_block_reason == "dangerous_pattern"
-    assert decision.domain_unblock_risk == "high"
+    assert any(n.startswith("domain attacker.example.net skipped for this task") for n in report.notices)
+    # one task's finding blocks the page for every task, not the domain (LYRA_INJECTION_DOMAIN_BLOCK_TASKS = 3)
+    assert trusted.domains.decide("attacker.example.net").allowed
+    assert "https://attacker.example.net/paper-1" in trusted.domains.page_blocks(
+        ["https://attacker.example.net/paper-1"]
+    )
+    assert set(trusted.domains.task_skips("trust_task")) == {"attacker.example.net"}
     # local files are skipped, but one hostile file must not block every local file
     assert trusted.domains.decide("local").allowed
+    assert "local" not in trusted.domains.task_skips("trust_task")
 
     urls = {r["url"] for r in trusted.explore.query_graph("MATCH (p:Page) RETURN p.url AS url", {}, 1000).rows}
     names = {u.rsplit("/", 1)[-1] for u in urls}

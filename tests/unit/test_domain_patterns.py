@@ -13,6 +13,7 @@ from lyra.sources.domain_patterns import (
     PatternIndex,
     choose_rule,
     is_public_suffix,
+    lift_host,
     normalise_domain,
     pattern_matches,
     pattern_specificity,
@@ -32,7 +33,7 @@ from lyra.sources.domain_policy import (
     ("pattern", "expected"),
     [
         ("example.com", "example.com"),
-        ("  Example.COM.  ", "example.com"),
+        ("Example.COM.", "example.com"),
         ("www.example.com", "www.example.com"),
         ("*.example.com", "*.example.com"),
         ("*.Example.Co.JP", "*.example.co.jp"),
@@ -55,7 +56,14 @@ def test_accepted_patterns_are_normalised(pattern: str, expected: str) -> None:
     ("pattern", "fragment"),
     [
         ("", "must not be empty"),
-        ("   ", "must not be empty"),
+        ("   ", "U+0020 SPACE at position 1"),
+        # refused, never trimmed or dropped (issue 28): the name a person sees must be the name Lyra uses
+        ("example.org\n", "U+000A LINE FEED at position 12"),
+        ("  Example.COM.  ", "U+0020 SPACE at position 1"),
+        ("exa\u200bmple.org", "U+200B ZERO WIDTH SPACE at position 4"),
+        ("\u00adexample.org", "U+00AD SOFT HYPHEN at position 1"),
+        ("example.org\u3000", "U+3000 IDEOGRAPHIC SPACE at position 12"),
+        ("*.exa\u200dmple.org", "U+200D ZERO WIDTH JOINER at position 6"),
         ("*", "would match every domain"),
         ("*.*", "would match every domain"),
         ("**", "'**' is not supported"),
@@ -72,7 +80,7 @@ def test_accepted_patterns_are_normalised(pattern: str, expected: str) -> None:
         ("::1", "IP address"),
         ("[2001:db8::1]", "IP address"),
         ("*.10.0.0", "IP address"),
-        ("exa mple.com", "characters that cannot appear"),
+        ("exa mple.com", "U+0020 SPACE at position 4"),
         ("user@example.com", "characters that cannot appear"),
         ("example..com", "empty label"),
         (".example.com", "empty label"),
@@ -115,6 +123,29 @@ def test_public_suffixes_allowed_on_request(pattern: str) -> None:
 def test_allow_public_suffix_does_not_relax_syntax(pattern: str) -> None:
     with pytest.raises(InvalidInputError):
         validate_pattern(pattern, allow_public_suffix=True)
+
+
+@pytest.mark.parametrize(
+    ("value", "host"),
+    [
+        ("127.0.0.1", "127.0.0.1"),
+        ("localhost", "localhost"),
+        ("intranet", "intranet"),
+        ("github.io", "github.io"),
+        ("com", "com"),
+        ("LocalHost.", "localhost"),
+        ("www.example.org", "example.org"),
+    ],
+)
+def test_lift_host_names_one_exact_host_that_only_a_lift_accepts(value: str, host: str) -> None:
+    assert lift_host(value) == host
+
+
+@pytest.mark.parametrize(
+    "value", ["*.com", "*", "127.0.0.1:8080", "http://localhost", "local host", "localhost\n", "loc\u200bal", "::1", ""]
+)
+def test_lift_host_refuses_wildcards_urls_ports_and_hidden_characters(value: str) -> None:
+    assert lift_host(value) is None
 
 
 def test_normalise_domain() -> None:

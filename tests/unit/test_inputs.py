@@ -9,8 +9,10 @@ from lyra.core.ids import task_label, text_hash, validate_task_id
 from lyra.core.net import domain_syntax_error
 from lyra.models.api import CreateTaskRequest, GetEvidenceGraphRequest, GetStatusRequest, QueryViewRequest
 from lyra.models.graph import PageIn, StanceEdgeIn
-from lyra.models.trust import CheckDomainRequest, ClaimRejectArgs
+from lyra.models.trust import ARGS_FOR_ACTION, CheckDomainRequest, ClaimRejectArgs, PageUnblockArgs
 from lyra.models.validation import parse_many, parse_one
+from lyra.sources.domain_patterns import validate_pattern
+from lyra.sources.domain_policy import DomainsConfig
 
 
 @pytest.mark.parametrize("bad", ["", "ab", "A_task", "1task", "task-1", "x" * 65, "tâche", None, 12])
@@ -97,6 +99,30 @@ def test_anything_but_a_domain_name_is_refused_by_check_domain(bad: str) -> None
     assert info.value.field == "domain" and "not a domain name" in info.value.reason
 
 
+@pytest.mark.parametrize(
+    ("bad", "named"),
+    [
+        ("example.org\n", "U+000A LINE FEED at position 12"),
+        ("exa\u200bmple.org", "U+200B ZERO WIDTH SPACE at position 4"),
+        (" example.org", "U+0020 SPACE at position 1"),
+        ("example.org\u2028", "U+2028 LINE SEPARATOR at position 12"),
+    ],
+)
+def test_a_domain_with_hidden_characters_is_refused_never_normalised(bad: str, named: str) -> None:
+    """Issue 28: "example.org\n" and "exa\u200bmple.org" were accepted as example.org; every input naming a domain
+    refuses them, naming the field and the character."""
+    with pytest.raises(InvalidInputError) as info:
+        parse_one(CheckDomainRequest, {"domain": bad})
+    assert info.value.field == "domain" and named in info.value.reason
+    for action in ("domain_block", "domain_unblock", "domain_clear_override"):
+        with pytest.raises(InvalidInputError) as info:
+            parse_one(ARGS_FOR_ACTION[action], {"domain_pattern": bad, "reason": "r"})
+        assert info.value.field == "domain_pattern" and named in info.value.reason
+        with pytest.raises(InvalidInputError) as info:
+            validate_pattern(bad)
+        assert info.value.field == "args.domain_pattern" and named in info.value.reason
+
+
 @pytest.mark.parametrize("text", ["\u0000", "a\u0007b", "two\nlines", "tab\there", "del\u007f", "c1\u0085x"])
 def test_single_line_free_text_refuses_control_characters(text: str) -> None:
     with pytest.raises(InvalidInputError, match="control characters") as info:
@@ -129,3 +155,24 @@ def test_strict_parsing_refuses_what_lax_parsing_would_convert() -> None:
             parse_one(GetEvidenceGraphRequest, {"task_id": "abc", "limit": value}, strict=True)
         assert info.value.field == "limit"
     assert parse_one(GetStatusRequest, {"task_id": "abc", "wait": 3}, strict=True).wait == 3.0
+
+
+@pytest.mark.parametrize("bad", ["example.org\n", "exa\u200bmple.org"])
+def test_the_domains_config_refuses_hidden_characters_in_every_section(bad: str) -> None:
+    for data in (
+        {"domains": [{"domain": bad, "category": "trusted"}]},
+        {"denylist": [bad]},
+        {"politeness": {"domains": [{"domain": bad, "qps": 1.0}]}},
+    ):
+        with pytest.raises(ValueError, match="U\\+"):
+            DomainsConfig.model_validate(data)
+
+
+@pytest.mark.parametrize(
+    "bad", ["example.org/page", "ftp://example.org/x", " https://example.org/x", "https://x.org/\n"]
+)
+def test_page_unblock_takes_one_http_or_file_url(bad: str) -> None:
+    with pytest.raises(InvalidInputError) as info:
+        parse_one(PageUnblockArgs, {"url": bad, "reason": "r"})
+    assert info.value.field == "url"
+    assert parse_one(PageUnblockArgs, {"url": "file:///tmp/a.md", "reason": "r"}).url == "file:///tmp/a.md"

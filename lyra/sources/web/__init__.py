@@ -37,8 +37,9 @@ What every fetch goes through, per request (each redirect hop again, followed by
 The User-Agent is ``LYRA_WEB_USER_AGENT`` plus ``LYRA_WEB_CONTACT`` (please set a contact); robots.txt rules are
 matched against the product token ``Lyra``.
 
-Outcome codes (:data:`FetchCode`): ``ok``, ``invalid_url``, ``ssrf_refused``, ``blocked_domain``,
-``robots_disallowed``, ``daily_limit``, ``too_large``, ``timeout``, ``unsupported_type``, ``too_many_redirects``,
+Outcome codes (:data:`FetchCode`): ``ok``, ``invalid_url``, ``ssrf_refused``, ``blocked_domain``, ``blocked_page``
+(a page that carried a dangerous pattern, when the gate keeps page blocks), ``robots_disallowed``, ``daily_limit``,
+``too_large``, ``timeout``, ``unsupported_type``, ``too_many_redirects``,
 ``http_error``, ``network_error``, ``no_text``, ``bad_pdf``, ``extraction_failed``, ``needs_intervention`` (a CAPTCHA,
 login or consent wall: :mod:`lyra.sources.web.challenge`; never extracted, ``outcome.challenge`` says which).
 

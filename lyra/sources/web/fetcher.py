@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from http.cookiejar import CookieJar, DefaultCookiePolicy
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
@@ -43,6 +43,7 @@ FetchCode = Literal[
     "invalid_url",
     "ssrf_refused",
     "blocked_domain",
+    "blocked_page",
     "robots_disallowed",
     "daily_limit",
     "too_large",
@@ -56,6 +57,15 @@ FetchCode = Literal[
     "extraction_failed",
     "needs_intervention",
 ]
+
+
+@runtime_checkable
+class PageBlocks(Protocol):
+    """A gate that also blocks single pages (``DomainGate`` fits): why a URL may not be fetched, or None."""
+
+    def page_block_reason(self, url: str) -> str | None: ...
+
+
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 PDF_TYPES = frozenset({"application/pdf", "application/x-pdf", "application/acrobat"})
@@ -250,6 +260,8 @@ class WebFetcher:
                 settings.config_dir / "domains.yaml", check_interval=settings.domain_policy_check_seconds
             )
         )
+        # pages blocked for a dangerous pattern are refused at every hop (a redirect into one too)
+        self.page_blocks = gate.page_block_reason if isinstance(gate, PageBlocks) else None
         self.counter: PageCounter = counter or MemoryPageCounter()
         self.limiter: RequestSpacer = limiter or RateLimiter()
         self.address_policy = AddressPolicy.from_allow_list(settings.fetch_allow_hosts)
@@ -563,6 +575,9 @@ class WebFetcher:
             raise _Refused(
                 "blocked_domain", f"domain {domain} is blocked ({decision.domain_block_reason}): {decision.reason}"
             )
+        blocked_page = self.page_blocks(url) if self.page_blocks is not None else None
+        if blocked_page is not None:
+            raise _Refused("blocked_page", blocked_page)
         # a blocked domain is not even resolved. The host is resolved here so that nothing (not even robots.txt) is
         # asked of a refused host; the connection checks its own lookup again and connects only to a checked address
         # (ssrf.GuardedBackend)
