@@ -27,6 +27,7 @@ from lyra.sources import injection
 SCAN_CACHE_SIZE = 65_536
 MAX_FINDINGS_SHOWN = 3
 MAX_SCANNED_CHARS = 200_000  # longer strings are scanned in their first and last parts only
+ROWS_SCAN_BUDGET = 400_000  # characters of query rows scanned per answer (about a second; adversarial text more)
 
 
 @cache
@@ -103,12 +104,13 @@ def _replace(value: Any, path: str, withheld: set[str]) -> Any:
 
 
 def screen_rows(
-    rows: list[dict[str, Any]], *, reveal: bool = False, char_budget: int = 2_000_000
+    rows: list[dict[str, Any]], *, reveal: bool = False, char_budget: int = ROWS_SCAN_BUDGET
 ) -> tuple[list[dict[str, Any]], list[str], list[str], bool]:
     """Query rows with every string the scanner flags replaced by null (unless ``reveal``).
 
     Returns (rows, the flagged values' paths such as ``rows[3].title``, their findings, whether every string was
-    scanned: strings beyond ``char_budget`` characters in total are passed on unscanned, and the caller says so).
+    scanned whole: strings beyond ``char_budget`` characters in total are passed on unscanned, a string longer than
+    MAX_SCANNED_CHARS is scanned in its two ends only, and the caller says so).
     """
     flagged: list[str] = []
     findings: list[str] = []
@@ -119,6 +121,7 @@ def screen_rows(
             complete = False
             break
         spent += len(text)
+        complete = complete and len(text) <= MAX_SCANNED_CHARS
         verdict = scan_verdict(text)
         if verdict:
             flagged.append(path)
