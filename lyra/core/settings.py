@@ -50,7 +50,11 @@ class Settings(BaseSettings):
     neo4j_instance: Literal["default", "test", "test2", "test3", "test4", "test5", "test6", "scratch"] = "default"
     neo4j_heap: str = "1g"
     neo4j_pagecache: str = "512m"
-    neo4j_tx_memory_max: str = "1g"
+    # Neo4j's memory tracker (README "The read-only query door"): the most heap all transactions together
+    # (dbms.memory.transaction.total.max) and one transaction (db.memory.transaction.max) may hold; past it the
+    # transaction fails alone instead of the server running out of heap
+    neo4j_tx_memory_max: str = "640m"
+    neo4j_transaction_memory_max: str = "320m"
     neo4j_start_timeout: float = 180.0
 
     # --- graph behaviour

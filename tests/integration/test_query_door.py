@@ -21,7 +21,6 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-import yaml
 from mcp import Client
 from neo4j import exceptions as neo4j_errors
 
@@ -44,10 +43,11 @@ from lyra.graph.store import to_plain
 from lyra.mcp.server import create_mcp_server
 from lyra.models.api import QueryGraphRequest
 from lyra.services.graph_import import load_graph_file
+from tests.hostile_cypher import load_corpus
 
 pytestmark = pytest.mark.neo4j
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS: list[dict[str, Any]] = yaml.safe_load((ROOT / "tests/data/hostile_cypher.yaml").read_text(encoding="utf-8"))
+CORPUS: list[dict[str, Any]] = load_corpus()
 ERROR_FOR_OUTCOME: dict[str, type[LyraError]] = {
     "refused": QueryRefused,
     "too_large": ResultTooLarge,
