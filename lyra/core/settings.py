@@ -65,6 +65,11 @@ class Settings(BaseSettings):
     query_timeout: float = Field(default=60.0, gt=0)
     # the most bytes of JSON an ad-hoc query (query_graph) may return; past it the query fails with result_too_large
     query_max_bytes: int = Field(default=4_000_000, ge=1024)
+    # the query door's statement limits (lyra/graph/query_guard.py GuardLimits; README "The read-only query door")
+    query_max_tokens: int = Field(default=3000, ge=10, le=100_000)
+    query_max_depth: int = Field(default=64, ge=1, le=500)
+    query_max_elements: int = Field(default=1_000_000, ge=0)
+    query_max_iteration_depth: int = Field(default=1, ge=0, le=10)
     slow_query_seconds: float = Field(default=2.0, gt=0)
     materials_parallel_queries: int = Field(default=3, ge=1, le=16)  # parts a large task's materials are split into
 

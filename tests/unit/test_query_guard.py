@@ -18,6 +18,7 @@ from lyra.core.errors import (
     InvalidInputError,
     LyraError,
     QueryFailed,
+    QueryMemoryExceeded,
     QueryRefused,
     QuerySyntaxError,
     QueryTimeout,
@@ -393,7 +394,7 @@ def neo4j_error(code: str, message: str = "the server says no") -> neo4j_errors.
         ("Neo.TransientError.Transaction.Terminated", QueryTimeout, "terminated"),
         ("Neo.ClientError.Security.Forbidden", QueryRefused, "Neo4j refused it"),
         ("Neo.ClientError.Statement.AccessMode", QueryRefused, "Neo4j refused it"),
-        ("Neo.TransientError.General.MemoryPoolOutOfMemoryError", QueryFailed, "memory"),
+        ("Neo.TransientError.General.MemoryPoolOutOfMemoryError", QueryMemoryExceeded, "memory"),
         ("Neo.ClientError.Statement.ArithmeticError", QueryFailed, "could not run it"),
         ("Neo.ClientError.Procedure.ProcedureCallFailed", QueryFailed, "could not run it"),
     ],
@@ -403,6 +404,16 @@ def test_neo4j_errors_for_a_callers_query_are_the_callers_errors(code: str, erro
         raise neo4j_error(code)
     assert type(info.value) is error and says in info.value.message
     assert isinstance(info.value, InvalidInputError) and info.value.field == "cypher"
+
+
+def test_an_out_of_heap_apoc_call_and_a_shortest_path_between_one_node_are_the_callers_errors() -> None:
+    oom = "Failed to invoke function `apoc.coll.fill`: Caused by: java.lang.OutOfMemoryError: Java heap space"
+    with pytest.raises(QueryMemoryExceeded), translate_adhoc_errors(timeout=2.0):
+        raise neo4j_error("Neo.ClientError.Procedure.ProcedureCallFailed", oom)
+    same = "The shortest path algorithm does not work when the start and end nodes are the same. This can happen if"
+    with pytest.raises(QueryFailed, match="start and end nodes are the same") as info, translate_adhoc_errors():
+        raise neo4j_error("Neo.DatabaseError.Statement.ExecutionFailed", same)
+    assert type(info.value) is QueryFailed and info.value.hint
 
 
 def test_a_server_fault_while_running_an_ad_hoc_query_stays_a_server_error() -> None:
