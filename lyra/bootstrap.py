@@ -17,6 +17,7 @@ from lyra.core.settings import Settings
 from lyra.graph.catalog import CypherCatalog
 from lyra.graph.connection import ConnectionInfo, connect
 from lyra.graph.evidence import EvidenceRepository
+from lyra.graph.query_guard import GuardLimits
 from lyra.graph.store import GraphStore
 from lyra.graph.tasks import TaskRepository
 from lyra.ml.claims import ClaimExtractor
@@ -179,6 +180,12 @@ class Services:
             index=lambda: self.fragment_index,
             query_timeout=self.settings.query_timeout,
             query_max_bytes=self.settings.query_max_bytes,
+            query_limits=GuardLimits(
+                max_tokens=self.settings.query_max_tokens,
+                max_depth=self.settings.query_max_depth,
+                max_elements=self.settings.query_max_elements,
+                max_iteration_depth=self.settings.query_max_iteration_depth,
+            ),
         )
 
     @cached_property

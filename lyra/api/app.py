@@ -57,6 +57,7 @@ STATUS_FOR_ERROR: dict[type[LyraError], int] = {
     errors.QuerySyntaxError: status.HTTP_422_UNPROCESSABLE_CONTENT,
     errors.QueryFailed: status.HTTP_422_UNPROCESSABLE_CONTENT,
     errors.QueryTimeout: status.HTTP_422_UNPROCESSABLE_CONTENT,
+    errors.QueryMemoryExceeded: status.HTTP_422_UNPROCESSABLE_CONTENT,
     errors.ResultTooLarge: status.HTTP_422_UNPROCESSABLE_CONTENT,
     errors.NotFoundError: status.HTTP_404_NOT_FOUND,
     errors.ConflictError: status.HTTP_409_CONFLICT,

@@ -9,6 +9,7 @@ Tree (``code`` in brackets; tests/unit/test_errors.py checks that this tree and 
     │   ├── QuerySyntaxError [query_syntax]             Neo4j cannot parse or plan the caller's Cypher
     │   ├── QueryFailed [query_failed]                  Neo4j failed the caller's Cypher while running it
     │   ├── QueryTimeout [query_timeout]                the caller's Cypher ran past its time limit or was terminated
+    │   ├── QueryMemoryExceeded [query_memory]          the caller's Cypher needed more memory than one query may use
     │   └── ResultTooLarge [result_too_large]           the result passed the byte budget (``LYRA_QUERY_MAX_BYTES``)
     ├── NotFoundError [not_found]                       a named object (task, claim, edge, view...) does not exist
     ├── ConflictError [conflict]                        the request clashes with what is stored
@@ -94,6 +95,12 @@ class QueryTimeout(InvalidInputError):
     """The caller's Cypher ran past its time limit, or was terminated before it finished."""
 
     code = "query_timeout"
+
+
+class QueryMemoryExceeded(InvalidInputError):
+    """The caller's Cypher needed more heap than Neo4j lets one transaction use (``db.memory.transaction.max``)."""
+
+    code = "query_memory"
 
 
 class ResultTooLarge(InvalidInputError):

@@ -50,7 +50,11 @@ class Settings(BaseSettings):
     neo4j_instance: Literal["default", "test", "test2", "test3", "test4", "test5", "test6", "scratch"] = "default"
     neo4j_heap: str = "1g"
     neo4j_pagecache: str = "512m"
-    neo4j_tx_memory_max: str = "1g"
+    # Neo4j's memory tracker (README "The read-only query door"): the most heap all transactions together
+    # (dbms.memory.transaction.total.max) and one transaction (db.memory.transaction.max) may hold; past it the
+    # transaction fails alone instead of the server running out of heap
+    neo4j_tx_memory_max: str = "640m"
+    neo4j_transaction_memory_max: str = "320m"
     neo4j_start_timeout: float = 180.0
 
     # --- graph behaviour
@@ -61,6 +65,11 @@ class Settings(BaseSettings):
     query_timeout: float = Field(default=60.0, gt=0)
     # the most bytes of JSON an ad-hoc query (query_graph) may return; past it the query fails with result_too_large
     query_max_bytes: int = Field(default=4_000_000, ge=1024)
+    # the query door's statement limits (lyra/graph/query_guard.py GuardLimits; README "The read-only query door")
+    query_max_tokens: int = Field(default=3000, ge=10, le=100_000)
+    query_max_depth: int = Field(default=64, ge=1, le=500)
+    query_max_elements: int = Field(default=1_000_000, ge=0)
+    query_max_iteration_depth: int = Field(default=1, ge=0, le=10)
     slow_query_seconds: float = Field(default=2.0, gt=0)
     materials_parallel_queries: int = Field(default=3, ge=1, le=16)  # parts a large task's materials are split into
 

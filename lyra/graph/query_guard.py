@@ -4,9 +4,13 @@
    (comments, string literals, backtick-quoted names, whitespace between the parts of a dotted name), so
    ``apoc . load . json``, ``/**/``-separated or backtick-quoted names and names inside comments are seen for
    what they are. Every procedure called must be on :data:`QUERY_PROCEDURES`; every function called must be a
-   built-in (:data:`BUILTIN_FUNCTIONS`) or live in one of :data:`QUERY_FUNCTION_NAMESPACES`. ``LOAD CSV``,
-   ``USE``, ``IN TRANSACTIONS``, ``SHOW``/``TERMINATE`` and pre-parser options (``CYPHER``, ``EXPLAIN``,
-   ``PROFILE``) are refused by name. Outside string literals only ASCII, spaces and letters, marks and digits of
+   built-in (:data:`BUILTIN_FUNCTIONS`) or one of :data:`QUERY_FUNCTIONS` (APOC functions whose work is linear
+   in their input). ``LOAD CSV``, ``USE``, ``IN TRANSACTIONS``, ``SHOW``/``TERMINATE``, administration commands
+   (``START DATABASE``, ``GRANT`` ...) and pre-parser options (``CYPHER``, ``EXPLAIN``, ``PROFILE``) are refused by
+   name. The statement's size is bounded (:class:`GuardLimits`): tokens, nesting of ``( [ { CASE``, the sizes of
+   the few calls whose result size is an argument (:data:`AMPLIFIERS`, checked against literal or parameter
+   values), and nesting of list comprehensions and quantifiers, because Neo4j checks neither its timeout nor its
+   memory limit inside one expression. Outside string literals only ASCII, spaces and letters, marks and digits of
    other scripts may appear: control, format (zero-width, bidi), line-separator and private-use characters are
    refused, and so are ``\\uXXXX`` escapes anywhere (Neo4j applies them before it reads the text), so no
    character can end a string or a comment, or join a name, for Neo4j but not for the guard.
@@ -192,7 +196,7 @@ BUILTIN_FUNCTIONS: frozenset[str] = frozenset(
         "localtime.realtime", "localtime.statement", "localtime.transaction", "localtime.truncate", "log", "log10",
         "lower", "ltrim", "max", "min", "nodes", "none", "normalize", "nullIf", "percentileCont",
         "percentileDisc", "pi", "point", "point.distance", "point.withinBBox", "properties", "radians", "rand",
-        "randomUUID", "range", "reduce", "relationships", "replace", "reverse", "right", "round", "rtrim", "sign",
+        "randomUUID", "range", "relationships", "replace", "reverse", "right", "round", "rtrim", "sign",
         "sin", "single", "size", "split", "sqrt", "startNode", "stdev", "stdevp", "substring", "sum", "tail", "tan",
         "time", "time.realtime", "time.statement", "time.transaction", "time.truncate", "timestamp", "toBoolean",
         "toBooleanList", "toBooleanOrNull", "toFloat", "toFloatList", "toFloatOrNull", "toInteger",
@@ -201,18 +205,110 @@ BUILTIN_FUNCTIONS: frozenset[str] = frozenset(
     }
 )  # fmt: skip
 
-# APOC namespaces whose functions are pure (no I/O, no Cypher of their own, no writes). Their procedures are
-# not allowed through the door (none is on QUERY_PROCEDURES); the few these namespaces hold are pure too.
-QUERY_FUNCTION_NAMESPACES: tuple[str, ...] = (
-    "apoc.coll",
-    "apoc.text",
-    "apoc.map",
-    "apoc.math",
-    "apoc.number",
-    "apoc.date",
-    "apoc.temporal",
-    "apoc.agg",
-)
+# The APOC functions the door allows, each pure (no I/O, no Cypher of its own, no writes) and doing work linear
+# (or n log n) in the size of its arguments. Neo4j checks neither its transaction timeout nor its memory limit
+# inside one function call, so a function whose work or result can outgrow its input ran on and filled the heap
+# (issue 28); those are left out (DROPPED_FUNCTIONS says why) or, for the few whose size is one argument, allowed
+# with that argument capped before the query runs (AMPLIFIERS). Measured on Neo4j 5.26 + APOC 5.26 with a 1 GB
+# heap, README "The read-only query door".
+QUERY_FUNCTIONS: frozenset[str] = frozenset(
+    {
+        # aggregations that keep O(1) state (median, percentiles, slice, minItems/maxItems, graph keep every row,
+        # outside Neo4j's memory tracker)
+        "apoc.agg.first", "apoc.agg.last", "apoc.agg.nth", "apoc.agg.product",
+        "apoc.coll.avg", "apoc.coll.contains", "apoc.coll.containsDuplicates", "apoc.coll.containsSorted",
+        "apoc.coll.different", "apoc.coll.dropDuplicateNeighbors", "apoc.coll.duplicates",
+        "apoc.coll.duplicatesWithCount", "apoc.coll.flatten", "apoc.coll.frequencies", "apoc.coll.frequenciesAsMap",
+        "apoc.coll.indexOf", "apoc.coll.insert", "apoc.coll.insertAll", "apoc.coll.max", "apoc.coll.min",
+        "apoc.coll.occurrences", "apoc.coll.pairWithOffset", "apoc.coll.pairs", "apoc.coll.pairsMin",
+        "apoc.coll.partition", "apoc.coll.randomItem", "apoc.coll.remove", "apoc.coll.runningTotal",
+        "apoc.coll.set", "apoc.coll.shuffle", "apoc.coll.sort", "apoc.coll.sortMaps", "apoc.coll.sortMulti",
+        "apoc.coll.sortNodes", "apoc.coll.sortText", "apoc.coll.stdev", "apoc.coll.subtract", "apoc.coll.sum",
+        "apoc.coll.sumLongs", "apoc.coll.toSet", "apoc.coll.unionAll", "apoc.coll.zip",
+        "apoc.date.add", "apoc.date.convert", "apoc.date.convertFormat", "apoc.date.currentTimestamp",
+        "apoc.date.field", "apoc.date.fields", "apoc.date.format", "apoc.date.fromISO8601", "apoc.date.parse",
+        "apoc.date.systemTimezone", "apoc.date.toISO8601", "apoc.date.toYears",
+        "apoc.map.clean", "apoc.map.flatten", "apoc.map.fromLists", "apoc.map.fromPairs", "apoc.map.fromValues",
+        "apoc.map.get", "apoc.map.groupBy", "apoc.map.groupByMulti", "apoc.map.merge", "apoc.map.mergeList",
+        "apoc.map.mget", "apoc.map.removeKey", "apoc.map.removeKeys", "apoc.map.setEntry", "apoc.map.setKey",
+        "apoc.map.setLists", "apoc.map.setPairs", "apoc.map.setValues", "apoc.map.sortedProperties",
+        "apoc.map.submap", "apoc.map.unflatten", "apoc.map.updateTree", "apoc.map.values",
+        "apoc.math.cosh", "apoc.math.coth", "apoc.math.csch", "apoc.math.maxByte", "apoc.math.maxDouble",
+        "apoc.math.maxInt", "apoc.math.maxLong", "apoc.math.minByte", "apoc.math.minDouble", "apoc.math.minInt",
+        "apoc.math.minLong", "apoc.math.sech", "apoc.math.sigmoid", "apoc.math.sigmoidPrime", "apoc.math.sinh",
+        "apoc.math.tanh",
+        "apoc.number.exact.add", "apoc.number.exact.sub", "apoc.number.exact.toExact", "apoc.number.format",
+        "apoc.number.parseFloat", "apoc.number.parseInt", "apoc.number.romanToArabic",
+        "apoc.temporal.format", "apoc.temporal.formatDuration", "apoc.temporal.toZonedTemporal",
+        "apoc.text.base64Decode", "apoc.text.base64Encode", "apoc.text.base64UrlDecode", "apoc.text.base64UrlEncode",
+        "apoc.text.byteCount", "apoc.text.bytes", "apoc.text.camelCase", "apoc.text.capitalize",
+        "apoc.text.capitalizeAll", "apoc.text.charAt", "apoc.text.clean", "apoc.text.code",
+        "apoc.text.compareCleaned", "apoc.text.decapitalize", "apoc.text.decapitalizeAll",
+        "apoc.text.doubleMetaphone", "apoc.text.hammingDistance", "apoc.text.hexCharAt", "apoc.text.hexValue",
+        "apoc.text.indexOf", "apoc.text.indexesOf", "apoc.text.join", "apoc.text.lpad", "apoc.text.phonetic",
+        "apoc.text.repeat", "apoc.text.rpad", "apoc.text.slug", "apoc.text.snakeCase",
+        "apoc.text.sorensenDiceSimilarity", "apoc.text.swapCase", "apoc.text.toCypher", "apoc.text.toUpperCase",
+        "apoc.text.upperCamelCase", "apoc.text.urldecode", "apoc.text.urlencode",
+    }
+)  # fmt: skip
+
+_QUADRATIC = "its work grows with the product of its arguments' sizes and Neo4j cannot stop it mid-call"
+_REGEX = "a regular expression can backtrack for exponential time inside one call, which Neo4j cannot stop"
+_UNTRACKED_AGG = "it keeps every row outside Neo4j's memory tracker"
+# Functions of the APOC namespaces the door once allowed, now refused, and why (the refusal says it).
+DROPPED_FUNCTIONS: dict[str, str] = {
+    "apoc.coll.combinations": "its result grows exponentially with its input (C(40,20) lists ran Neo4j out of heap)",
+    "apoc.coll.fill": "its result size is an argument (fill('x', 200000000) ran Neo4j out of heap)",
+    "apoc.coll.randomItems": "its result size is an argument",
+    "apoc.coll.removeAll": _QUADRATIC + " (two 100,000-item lists: 70 s past a 5 s limit)",
+    "apoc.coll.containsAll": _QUADRATIC + " (two 100,000-item lists stopped Neo4j)",
+    "apoc.coll.containsAllSorted": _QUADRATIC,
+    "apoc.coll.intersection": _QUADRATIC + " (two 100,000-item lists stopped Neo4j)",
+    "apoc.coll.union": _QUADRATIC + " (two 100,000-item lists stopped Neo4j)",
+    "apoc.coll.disjunction": _QUADRATIC,
+    "apoc.coll.isEqualCollection": _QUADRATIC,
+    "apoc.text.levenshteinDistance": _QUADRATIC + " (two 60,000-character strings: 10.7 s past a 5 s limit)",
+    "apoc.text.levenshteinSimilarity": _QUADRATIC,
+    "apoc.text.distance": _QUADRATIC,
+    "apoc.text.fuzzyMatch": _QUADRATIC,
+    "apoc.text.jaroWinklerDistance": _QUADRATIC,
+    "apoc.text.format": "a format width (%999999999s) sets its result size",
+    "apoc.text.random": "its result size is an argument",
+    "apoc.text.regexGroups": _REGEX,
+    "apoc.text.regexGroupsByName": _REGEX,
+    "apoc.text.regreplace": _REGEX,
+    "apoc.text.replace": _REGEX,
+    "apoc.text.split": _REGEX,
+    "apoc.number.arabicToRoman": "its result grows with its argument's value (one M per thousand)",
+    "apoc.number.exact.mul": _QUADRATIC,
+    "apoc.number.exact.div": "its precision argument sets its result size",
+    "apoc.number.exact.toFloat": "its precision argument sets its work",
+    "apoc.number.exact.toInteger": "its precision argument sets its work",
+    "apoc.map.fromNodes": "it reads every node of a label into one value, outside Neo4j's memory tracker",
+    "apoc.agg.median": _UNTRACKED_AGG,
+    "apoc.agg.percentiles": _UNTRACKED_AGG,
+    "apoc.agg.statistics": _UNTRACKED_AGG,
+    "apoc.agg.slice": _UNTRACKED_AGG,
+    "apoc.agg.graph": _UNTRACKED_AGG,
+    "apoc.agg.maxItems": _UNTRACKED_AGG,
+    "apoc.agg.minItems": _UNTRACKED_AGG,
+    # a built-in: its accumulator can double at each step (reduce(s = 'ab', i IN range(1, 40) | s + s)), and
+    # Neo4j checks neither timeout nor memory inside one expression (range(1, 2e9) summed on for 28 s past 5 s)
+    "reduce": "its accumulator can grow at every step inside one expression, which Neo4j can neither time out "
+    "nor measure; use apoc.coll.sum([x IN list | ...]) or apoc.text.join(...)",
+}
+
+# Calls whose result size is one of their arguments: (index of the count argument, index of an argument whose
+# length multiplies it, or None). Their counts must be integer literals or $parameters, their sum at most
+# GuardLimits.max_elements, and they may not stand inside a list comprehension's or quantifier's body.
+AMPLIFIERS: dict[str, tuple[int, int | None]] = {
+    "range": (1, None),  # range(start, end[, step]): counted from all its arguments
+    "apoc.text.repeat": (1, 0),
+    "apoc.text.lpad": (1, None),
+    "apoc.text.rpad": (1, None),
+}
+# replace(text, search, replacement) multiplies text by replacement: the replacement must be short and known.
+MAX_REPLACEMENT_CHARS = 100
 
 # The plug-in procedures Lyra's own statements in cypher/ call (tests/unit/test_query_guard.py greps for them).
 LYRA_PROCEDURES: tuple[str, ...] = ("apoc.lock.nodes",)
@@ -220,8 +316,18 @@ LYRA_PROCEDURES: tuple[str, ...] = ("apoc.lock.nodes",)
 
 def server_procedure_allowlist() -> str:
     """``dbms.security.procedures.allowlist`` for a Neo4j serving Lyra: Lyra's own plug-in procedures and the
-    APOC function namespaces the query door allows; nothing else of APOC is loaded."""
-    return ",".join([*LYRA_PROCEDURES, *(f"{ns}.*" for ns in QUERY_FUNCTION_NAMESPACES)])
+    APOC functions the query door allows, by name; nothing else of APOC is loaded."""
+    return ",".join([*LYRA_PROCEDURES, *sorted(QUERY_FUNCTIONS)])
+
+
+@dataclass(frozen=True)
+class GuardLimits:
+    """The statement's size limits (settings ``LYRA_QUERY_MAX_*``, README's configuration table)."""
+
+    max_tokens: int = 3000  # 6,000 terms of 1+1+... planned for 22 s past a 5 s limit
+    max_depth: int = 64  # 1,000 nested ( stopped Neo4j's parser (StackOverflowError, defunct connection)
+    max_elements: int = 1_000_000  # the sum of range()/repeat()/lpad()/rpad() sizes
+    max_iteration_depth: int = 1  # list comprehensions/quantifiers inside one another
 
 
 def canonical(name: str) -> str:
@@ -231,7 +337,8 @@ def canonical(name: str) -> str:
 
 _PROCEDURES = frozenset(canonical(p) for p in QUERY_PROCEDURES)
 _FUNCTIONS = frozenset(canonical(f) for f in BUILTIN_FUNCTIONS)
-_FUNCTION_PREFIXES = tuple(canonical(ns) + "." for ns in QUERY_FUNCTION_NAMESPACES)
+_FUNCTIONS_APOC = frozenset(canonical(f) for f in QUERY_FUNCTIONS)
+_DROPPED = {canonical(name): why for name, why in DROPPED_FUNCTIONS.items()}
 
 
 def procedure_allowed(name: str) -> bool:
@@ -240,13 +347,15 @@ def procedure_allowed(name: str) -> bool:
 
 def function_allowed(name: str) -> bool:
     key = canonical(name)
-    return key in _FUNCTIONS or (key.startswith(_FUNCTION_PREFIXES) and key.count(".") == 2)
+    return key in _FUNCTIONS or key in _FUNCTIONS_APOC
 
 
 _ALLOWED_HINT = (
     "the read-only door allows MATCH/OPTIONAL MATCH/WITH/UNWIND/RETURN, read subqueries (CALL {}, COUNT {}, "
-    f"COLLECT {{}}, EXISTS {{}}), built-in functions, the functions of {', '.join(QUERY_FUNCTION_NAMESPACES)} "
-    f"and the procedures {', '.join(sorted(QUERY_PROCEDURES))}; writes go through Lyra's own commands"
+    "COLLECT {}, EXISTS {}), built-in functions but reduce(), the pure APOC functions of apoc.coll/text/map/math/"
+    "number/date/temporal/agg whose work is linear in their input (SHOW FUNCTIONS lists them; "
+    "lyra.graph.query_guard.QUERY_FUNCTIONS) and the procedures "
+    f"{', '.join(sorted(QUERY_PROCEDURES))}; writes go through Lyra's own commands"
 )
 
 
@@ -261,7 +370,7 @@ TokenKind = Literal["name", "quoted", "string", "number", "param", "symbol"]
 @dataclass(frozen=True)
 class Token:
     kind: TokenKind
-    text: str  # a name's or quoted name's text (backticks removed), a symbol's character; strings are not kept
+    text: str  # a name's or quoted name's text (backticks removed), a symbol's character, a string's raw text
     offset: int
 
 
@@ -338,8 +447,9 @@ def tokenize(cypher: str) -> list[Token]:
         elif _is_space(ch):
             i += 1
         elif ch in "'\"":
-            tokens.append(Token("string", "", i))
-            i = _skip_string(cypher, i)
+            end = _skip_string(cypher, i)
+            tokens.append(Token("string", cypher[i + 1 : end - 1], i))
+            i = end
         elif ch == "`":
             text, i_next = _read_quoted(cypher, i)
             tokens.append(Token("quoted", text, i))
@@ -515,16 +625,236 @@ def statement_names(tokens: list[Token]) -> StatementNames:
     return StatementNames(tuple(procedures), tuple(functions))
 
 
-def check_statement(cypher: str) -> StatementNames:
-    """Refuse the statement unless every procedure and function it names is allowed (see the module docstring)."""
-    names = statement_names(tokenize(cypher))
+def check_statement(
+    cypher: str, params: Mapping[str, Any] | None = None, limits: GuardLimits | None = None
+) -> StatementNames:
+    """Refuse the statement unless it is within ``limits`` and every procedure and function it names is allowed
+    (see the module docstring). ``params`` are the values amplifier counts given as $parameters take."""
+    limits = limits or GuardLimits()
+    tokens = tokenize(cypher)
+    _check_depth(tokens, limits)
+    if len(tokens) > limits.max_tokens:
+        raise refuse(
+            f"the statement has {len(tokens):,} tokens, more than the {limits.max_tokens:,} the door allows "
+            "(LYRA_QUERY_MAX_TOKENS): Neo4j plans long expressions for longer than the query's time limit"
+        )
+    _check_administration(tokens)
+    names = statement_names(tokens)
     for procedure in names.procedures:
         if not procedure_allowed(procedure):
             raise refuse(f"procedure {procedure} is not allowed")
     for function in names.functions:
         if not function_allowed(function):
-            raise refuse(f"function {function}() is not allowed")
+            why = _DROPPED.get(canonical(function))
+            raise refuse(f"function {function}() is not allowed" + (f": {why}" if why else ""))
+    _check_structure(tokens, params or {}, limits)
     return names
+
+
+# ----------------------------------------------------------------------------------------------- administration
+_ADMIN_WORDS = frozenset({"start", "stop", "grant", "deny", "revoke", "alter", "rename", "enable", "dryrun",
+                          "deallocate", "reallocate", "drop"})  # fmt: skip
+_ADMIN_OBJECTS = frozenset({"database", "databases", "alias", "user", "role", "roles", "server", "composite",
+                            "index", "constraint", "privilege", "privileges", "or", "if", "immutable"})  # fmt: skip
+
+
+def _check_administration(tokens: list[Token]) -> None:
+    """Refuse administration commands by name (Neo4j Community fails most of them only for want of the edition)."""
+    for index, token in enumerate(tokens):
+        word = _word(token)
+        if word is None or not _at_clause_start(tokens, index):
+            continue
+        after = tokens[index + 1] if index + 1 < len(tokens) else None
+        if word in _ADMIN_WORDS or (word == "create" and _word(after) in _ADMIN_OBJECTS):
+            words = [token.text.upper()]
+            for following in tokens[index + 1 : index + 5]:  # CREATE [OR REPLACE] [COMPOSITE] DATABASE, GRANT ROLE
+                if following.kind != "name":
+                    break
+                words.append(following.text.upper())
+                if _word(following) not in ("or", "replace", "composite"):
+                    break
+            command = " ".join(words)
+            raise refuse(f"{command} is an administration command; the door runs read-only queries only")
+
+
+# ----------------------------------------------------------------------------------------------- structure
+_QUANTIFIERS = frozenset({"all", "any", "none", "single"})
+
+
+@dataclass
+class _Frame:
+    opener: str  # "(", "[", "{" or "case"
+    iteration: bool = False  # a list comprehension or quantifier (``x IN list``) not yet in its body
+    body: bool = False  # inside that iteration's body (after its WHERE or |)
+
+
+def _closing(tokens: list[Token], start: int) -> int:
+    """Index of the ")" matching the "(" at ``start`` (or len(tokens))."""
+    depth = 0
+    for i in range(start, len(tokens)):
+        if _is_symbol(tokens[i], "("):
+            depth += 1
+        elif _is_symbol(tokens[i], ")"):
+            depth -= 1
+            if depth == 0:
+                return i
+    return len(tokens)
+
+
+def _arguments(tokens: list[Token], open_paren: int) -> list[list[Token]]:
+    """The arguments of the call whose "(" is at ``open_paren``, split at top-level commas."""
+    args: list[list[Token]] = [[]]
+    depth = 0
+    for token in tokens[open_paren + 1 : _closing(tokens, open_paren)]:
+        if token.kind == "symbol" and token.text in "([{":
+            depth += 1
+        elif token.kind == "symbol" and token.text in ")]}":
+            depth -= 1
+        if depth == 0 and _is_symbol(token, ","):
+            args.append([])
+        else:
+            args[-1].append(token)
+    return [a for a in args if a] if args != [[]] else []
+
+
+def _known_int(arg: list[Token], params: Mapping[str, Any], call: str) -> int:
+    """An amplifier's count argument: an integer literal (maybe negative) or an integer $parameter."""
+    sign = 1
+    if len(arg) == 2 and _is_symbol(arg[0], "-"):
+        sign, arg = -1, arg[1:]
+    if len(arg) == 1 and arg[0].kind == "number" and arg[0].text.isdigit():
+        return sign * int(arg[0].text)
+    if len(arg) == 1 and arg[0].kind == "param" and isinstance(params.get(arg[0].text), int):
+        return sign * int(params[arg[0].text])
+    raise refuse(
+        f"{call}()'s size arguments must be integer literals or integer $parameters, so the door can bound them "
+        "before the query runs (to iterate over rows, use UNWIND range(...), whose rows Neo4j streams)"
+    )
+
+
+def _known_text_length(arg: list[Token], params: Mapping[str, Any]) -> int | None:
+    """The length of a string literal (its raw text, escapes counted as written) or a string $parameter."""
+    if len(arg) == 1 and arg[0].kind == "param" and isinstance(params.get(arg[0].text), str):
+        return len(params[arg[0].text])
+    if len(arg) == 1 and arg[0].kind == "string":
+        return len(arg[0].text)
+    return None
+
+
+def _amplifier_size(name: str, args: list[list[Token]], params: Mapping[str, Any]) -> int:
+    if name == "range":
+        if len(args) not in (2, 3):
+            return 0  # Neo4j refuses the call itself
+        start, end = _known_int(args[0], params, name), _known_int(args[1], params, name)
+        step = _known_int(args[2], params, name) if len(args) == 3 else 1
+        return 0 if step == 0 else max(0, (end - start) // step + 1)
+    count_at, multiplier_at = AMPLIFIERS[name]
+    if len(args) <= count_at:
+        return 0
+    count = max(0, _known_int(args[count_at], params, name))
+    if multiplier_at is not None:
+        length = _known_text_length(args[multiplier_at], params)
+        if length is None:
+            raise refuse(f"{name}()'s text must be a string literal or a $parameter, so its result size is known")
+        return count * max(length, 1)
+    return count
+
+
+def _opens(tokens: list[Token], index: int) -> str | None:
+    """The nesting a token opens: "(", "[", "{", "case" (a CASE keyword, not a property or label named case)."""
+    token = tokens[index]
+    if token.kind == "symbol" and token.text in "([{":
+        return token.text
+    before = tokens[index - 1] if index else None
+    if _word(token) == "case" and not (_is_dot(before) or _is_symbol(before, ":")):
+        return "case"
+    return None
+
+
+def _closes(tokens: list[Token], index: int, top: str | None) -> bool:
+    token = tokens[index]
+    before = tokens[index - 1] if index else None
+    if token.kind == "symbol" and token.text in ")]}":
+        return True
+    return top == "case" and _word(token) == "end" and not (_is_dot(before) or _is_symbol(before, ":"))
+
+
+def _check_depth(tokens: list[Token], limits: GuardLimits) -> None:
+    """Refuse nesting of ( [ { and CASE deeper than limits.max_depth (checked before anything else)."""
+    stack: list[str] = []
+    for index, token in enumerate(tokens):
+        opener = _opens(tokens, index)
+        if opener is not None:
+            stack.append(opener)
+            if len(stack) > limits.max_depth:
+                raise refuse(
+                    f"the statement nests ( [ {{ and CASE more than {limits.max_depth} deep (the door's limit, "
+                    f"LYRA_QUERY_MAX_DEPTH) at offset {token.offset}: deep nesting overflows Neo4j's parser stack"
+                )
+        elif stack and _closes(tokens, index, stack[-1]):
+            stack.pop()
+
+
+def _check_structure(tokens: list[Token], params: Mapping[str, Any], limits: GuardLimits) -> None:
+    """Nesting depth, iteration depth and amplifier sizes (see GuardLimits)."""
+    stack: list[_Frame] = []
+    elements = 0
+    for index, token in enumerate(tokens):
+        before = tokens[index - 1] if index else None
+        after = tokens[index + 1] if index + 1 < len(tokens) else None
+        word = _word(token) if not (_is_dot(before) or _is_symbol(before, ":")) else None
+        opener = _opens(tokens, index)
+        if opener is not None:
+            binds = (
+                after is not None
+                and after.kind in ("name", "quoted")
+                and _word(tokens[index + 2] if index + 2 < len(tokens) else None) == "in"
+            )
+            iteration = binds and (opener == "[" or (opener == "(" and _word(before) in _QUANTIFIERS))
+            stack.append(_Frame(opener, iteration=iteration))
+        elif stack and _closes(tokens, index, stack[-1].opener):
+            stack.pop()
+        elif stack and stack[-1].iteration and not stack[-1].body and (word == "where" or _is_symbol(token, "|")):
+            stack[-1].body = True
+            bodies = sum(frame.body for frame in stack)
+            if bodies > limits.max_iteration_depth:
+                raise refuse(
+                    f"list comprehensions or quantifiers nest {bodies} deep at offset {token.offset}, more than the "
+                    f"{limits.max_iteration_depth} the door allows (LYRA_QUERY_MAX_ITERATION_DEPTH): their work "
+                    "multiplies inside one expression, where Neo4j checks neither time nor memory; "
+                    "use UNWIND for the outer list"
+                )
+        if token.kind in ("name", "quoted") and _is_symbol(after, "("):
+            name, first, _ = _chain_backward(tokens, index)
+            key = canonical(name)
+            amplifier = next((a for a in AMPLIFIERS if canonical(a) == key), None)
+            if key == "replace":
+                args = _arguments(tokens, index + 1)
+                if len(args) == 3:
+                    length = _known_text_length(args[2], params)
+                    if length is None or length > MAX_REPLACEMENT_CHARS:
+                        raise refuse(
+                            f"replace()'s replacement must be a string literal or a $parameter of at most "
+                            f"{MAX_REPLACEMENT_CHARS} characters: it multiplies the text's size"
+                        )
+            if amplifier is None:
+                continue
+            if amplifier == "range" and _word(tokens[first - 1] if first else None) == "unwind":
+                end = _closing(tokens, index + 1)
+                if _word(tokens[end + 1] if end + 1 < len(tokens) else None) == "as":
+                    continue  # UNWIND range(...) AS x: Neo4j streams the rows and stops them at the timeout
+            if any(frame.body for frame in stack):
+                raise refuse(
+                    f"{name}() at offset {token.offset} stands inside a list comprehension's or quantifier's body, "
+                    "where its result would be built again for every element; compute it once outside (WITH)"
+                )
+            elements += _amplifier_size(amplifier, _arguments(tokens, index + 1), params)
+            if elements > limits.max_elements:
+                raise refuse(
+                    f"range()/apoc.text.repeat()/lpad()/rpad() here build {elements:,} elements, more than the "
+                    f"{limits.max_elements:,} the door allows (LYRA_QUERY_MAX_ELEMENTS): Neo4j builds them inside "
+                    "one expression, outside its memory limit"
+                )
 
 
 # ----------------------------------------------------------------------------------------------- plan check

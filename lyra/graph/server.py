@@ -214,6 +214,7 @@ server.http.advertised_address=127.0.0.1:{self.http_port}
 server.https.enabled=false
 server.memory.pagecache.size={s.neo4j_pagecache}
 dbms.memory.transaction.total.max={s.neo4j_tx_memory_max}
+db.memory.transaction.max={s.neo4j_transaction_memory_max}
 dbms.usage_report.enabled=false
 dbms.security.auth_enabled=true
 # Hardening (README "The read-only query door"): only the plug-in procedures and functions Lyra and its query

@@ -8,7 +8,9 @@ slow ones, and translates driver errors into :class:`~lyra.core.errors.LyraError
 from __future__ import annotations
 
 import logging
+import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -24,6 +26,7 @@ from lyra.core.errors import (
     InvalidInputError,
     LyraError,
     QueryFailed,
+    QueryMemoryExceeded,
     QueryRefused,
     QuerySyntaxError,
     QueryTimeout,
@@ -104,6 +107,11 @@ _ADHOC_TIMEOUTS = (
 )
 _ADHOC_REFUSALS = ("Neo.ClientError.Security.Forbidden", "Neo.ClientError.Statement.AccessMode")
 _ADHOC_MEMORY = ("Neo.TransientError.General.MemoryPoolOutOfMemoryError", "Neo.TransientError.General.OutOfMemoryError")
+# Neo4j 5.26 fails allShortestPaths/shortestPath between a node and itself at run time with this DatabaseError.
+_SHORTEST_PATH_SAME_NODE = "shortest path algorithm does not work when the start and end nodes are the same"
+# How long past its timeout the door waits for Neo4j to stop a caller's query before answering query_timeout itself.
+ADHOC_GRACE_SECONDS = 3.0
+_ADHOC_TAG = "lyra_adhoc"  # the transaction metadata key that finds a caller's query in SHOW TRANSACTIONS
 
 
 @contextmanager
@@ -129,9 +137,17 @@ def translate_adhoc_errors(timeout: float | None = None, *, planning: bool = Fal
                 ) from None
             if code.startswith(_ADHOC_REFUSALS):
                 raise QueryRefused("cypher", f"Neo4j refused it: {message}") from None
-            if code.startswith(_ADHOC_MEMORY):
+            if code.startswith(_ADHOC_MEMORY) or "OutOfMemoryError" in message:
+                raise QueryMemoryExceeded(
+                    "cypher",
+                    f"the query needs more memory than Neo4j allows one transaction ({code}: {message[:300]})",
+                    hint="narrow the MATCH, add a LIMIT, or aggregate before collecting",
+                ) from None
+            if _SHORTEST_PATH_SAME_NODE in message:
                 raise QueryFailed(
-                    "cypher", "the query needs more memory than Neo4j allows one transaction", hint="narrow the MATCH"
+                    "cypher",
+                    f"Neo4j could not run it: the {_SHORTEST_PATH_SAME_NODE} ({code})",
+                    hint="add WHERE a <> b before the shortest-path MATCH",
                 ) from None
             if code.startswith("Neo.ClientError."):
                 raise QueryFailed("cypher", f"Neo4j could not run it: {code}: {message}") from None
@@ -248,46 +264,117 @@ class GraphStore:
         the read transaction is the last line of defence (the server refuses writes inside it). Records are
         streamed and measured one by one: past the byte budget the transaction is rolled back and
         :class:`ResultTooLarge` raised, so no huge result is held or returned. No retries: a caller's query that
-        failed once fails again.
+        failed once fails again. The answer comes within ``timeout`` + :data:`ADHOC_GRACE_SECONDS` whatever Neo4j
+        does (see :meth:`_bounded`).
         """
-        with (
-            translate_adhoc_errors(timeout),
-            self.driver.session(
-                database=self.database, default_access_mode=neo4j.READ_ACCESS, fetch_size=min(row_limit + 1, 100)
-            ) as session,
-            session.begin_transaction(timeout=timeout) as tx,
-        ):
-            result = tx.run(cypher, dict(params))
-            rows: list[Row] = []
-            used = 2  # the list's brackets
-            for record in result:
-                if len(rows) == row_limit:
-                    return rows, True
-                row = to_plain(record.data())
-                size = json_size(row, max_bytes - used) + 1  # and a comma
-                if used + size > max_bytes:
-                    if not rows:
-                        raise ResultTooLarge(
-                            "cypher",
-                            f"the first row alone is more than the {max_bytes:,}-byte result budget",
-                            hint="return smaller values (e.g. substring(), size(), a LIMIT inside collect())",
-                        )
-                    raise ResultTooLarge(
-                        "options.row_limit",
-                        f"the result passed the {max_bytes:,}-byte budget after {len(rows)} rows",
-                        hint=f"set options.row_limit to {len(rows)} or less, or return fewer or smaller columns",
-                    )
-                used += size
-                rows.append(row)
-            return rows, False
 
-    def explain_adhoc(self, cypher: str, params: Mapping[str, Any]) -> tuple[str, dict[str, Any] | None]:
+        def work(tag: str) -> tuple[list[Row], bool]:
+            with (
+                translate_adhoc_errors(timeout),
+                self.driver.session(
+                    database=self.database, default_access_mode=neo4j.READ_ACCESS, fetch_size=min(row_limit + 1, 100)
+                ) as session,
+                session.begin_transaction(timeout=timeout, metadata={_ADHOC_TAG: tag}) as tx,
+            ):
+                return self._read_rows(tx.run(cypher, dict(params)), row_limit, max_bytes)
+
+        return self._bounded(work, timeout)
+
+    @staticmethod
+    def _read_rows(result: neo4j.Result, row_limit: int, max_bytes: int) -> tuple[list[Row], bool]:
+        rows: list[Row] = []
+        used = 2  # the list's brackets
+        for record in result:
+            if len(rows) == row_limit:
+                return rows, True
+            row = to_plain(record.data())
+            size = json_size(row, max_bytes - used) + 1  # and a comma
+            if used + size > max_bytes:
+                if not rows:
+                    raise ResultTooLarge(
+                        "cypher",
+                        f"the first row alone is more than the {max_bytes:,}-byte result budget",
+                        hint="return smaller values (e.g. substring(), size(), a LIMIT inside collect())",
+                    )
+                raise ResultTooLarge(
+                    "options.row_limit",
+                    f"the result passed the {max_bytes:,}-byte budget after {len(rows)} rows",
+                    hint=f"set options.row_limit to {len(rows)} or less, or return fewer or smaller columns",
+                )
+            used += size
+            rows.append(row)
+        return rows, False
+
+    def _bounded(self, work: Callable[[str], T], timeout: float) -> T:
+        """Run ``work(tag)`` (which tags its transaction with ``tag``) on a worker thread and wait at most
+        ``timeout`` + ADHOC_GRACE_SECONDS. Neo4j stops most queries at their timeout itself; work inside one
+        expression or one function call it does not stop, and the driver would wait for it. Past the wait the
+        transaction is terminated server-side (found by its tag in SHOW TRANSACTIONS, which Community allows for
+        one's own transactions) and :class:`QueryTimeout` raised at once; the worker thread ends, and its session
+        and connection go back to the pool, when Neo4j answers the terminated transaction."""
+        tag = uuid.uuid4().hex
+        outcome: list[tuple[bool, Any]] = []
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                outcome.append((True, work(tag)))
+            except BaseException as exc:  # handed to the waiting thread
+                outcome.append((False, exc))
+            finally:
+                done.set()
+
+        threading.Thread(target=run, name=f"lyra-adhoc-{tag[:8]}", daemon=True).start()
+        if not done.wait(timeout + ADHOC_GRACE_SECONDS):
+            threading.Thread(
+                target=self._terminate_tagged, args=(tag,), name="lyra-adhoc-terminate", daemon=True
+            ).start()
+            raise QueryTimeout(
+                "cypher",
+                f"the query ran past its {timeout:g}s limit and Neo4j had not stopped it {ADHOC_GRACE_SECONDS:g}s "
+                "later; its transaction is being terminated",
+                hint="narrow the MATCH, add a LIMIT, or use a named view",
+            )
+        ok, value = outcome[0]
+        if not ok:
+            raise value
+        return value  # type: ignore[no-any-return]
+
+    def _terminate_tagged(self, tag: str) -> None:
+        """Terminate the transactions tagged ``tag`` (a caller's query that outlived its timeout)."""
+        try:
+            with self.driver.session(database=self.database) as session:
+                ids = [
+                    str(record["transactionId"])
+                    for record in session.run(
+                        f"SHOW TRANSACTIONS YIELD transactionId, metaData WHERE metaData.{_ADHOC_TAG} = $tag "
+                        "RETURN transactionId",
+                        tag=tag,
+                    )
+                ]
+                if ids:
+                    session.run("TERMINATE TRANSACTIONS $ids", ids=ids).consume()
+            log.warning("ad-hoc query %s outlived its timeout; terminated transactions %s", tag[:8], ids or "none")
+        except (neo4j_errors.Neo4jError, neo4j_errors.DriverError) as exc:
+            log.warning("ad-hoc query %s outlived its timeout and could not be terminated: %s", tag[:8], exc)
+
+    def explain_adhoc(
+        self, cypher: str, params: Mapping[str, Any], timeout: float | None = None
+    ) -> tuple[str, dict[str, Any] | None]:
         """EXPLAIN caller-supplied Cypher: (Neo4j's query type 'r'/'w'/'rw'/'s', the plan tree of ``summary.plan``).
-        Nothing runs; errors are the caller's (:func:`translate_adhoc_errors`)."""
-        with translate_adhoc_errors(planning=True), self.driver.session(database=self.database) as session:
-            summary = session.run("EXPLAIN " + cypher, dict(params)).consume()
-            plan = summary.plan
-            return str(summary.query_type), dict(plan) if isinstance(plan, Mapping) else None
+        Nothing runs; errors are the caller's (:func:`translate_adhoc_errors`). With ``timeout``, planning is
+        bounded like a run (:meth:`_bounded`)."""
+
+        def work(tag: str | None) -> tuple[str, dict[str, Any] | None]:
+            query = Query("EXPLAIN " + cypher, timeout=timeout, metadata={_ADHOC_TAG: tag} if tag else None)
+            with translate_adhoc_errors(planning=True), self.driver.session(database=self.database) as session:
+                summary = session.run(query, dict(params)).consume()
+                plan = summary.plan
+                return str(summary.query_type), dict(plan) if isinstance(plan, Mapping) else None
+
+        if timeout is None:
+            return work(None)
+        return self._bounded(work, timeout)
 
     def apply_schema(self) -> list[str]:
         """Apply every ``cypher/schema/*.cypher`` statement (each is idempotent)."""

@@ -13,7 +13,7 @@ import numpy as np
 
 from lyra.core.errors import GraphQueryError, InvalidInputError, NotFoundError, QueryRefused
 from lyra.core.ids import validate_task_id
-from lyra.graph.query_guard import check_plan, check_statement
+from lyra.graph.query_guard import GuardLimits, check_plan, check_statement
 from lyra.graph.store import GraphStore, to_plain
 from lyra.ml.protocols import Embedder
 from lyra.ml.vector_index import FragmentIndex
@@ -118,12 +118,14 @@ class ExploreService:
         index: Callable[[], FragmentIndex] | None = None,
         query_timeout: float = 30.0,
         query_max_bytes: int = 4_000_000,
+        query_limits: GuardLimits | None = None,
     ) -> None:
         self.store = store
         self._embedder = embedder
         self._index = index
         self.query_timeout = query_timeout
         self.query_max_bytes = query_max_bytes
+        self.query_limits = query_limits or GuardLimits()
 
     # ------------------------------------------------------------------- views
     def list_views(self) -> list[ViewInfo]:
@@ -159,9 +161,11 @@ class ExploreService:
 
         Checked in this order, and nothing reaches Neo4j until the checks before it passed: the request's shape
         (text, row limit, parameters at any depth); the statement (procedures and functions on the allow-lists, no
-        LOAD CSV/USE/SHOW/TERMINATE/IN TRANSACTIONS, no character or escape that could hide text); EXPLAIN's plan
+        LOAD CSV/USE/SHOW/TERMINATE/IN TRANSACTIONS or administration command, no character or escape that could
+        hide text, its size, nesting and amplifier counts within ``query_limits``); EXPLAIN's plan
         (read operators and allowed procedures only, and Neo4j classifying it 'r'). Then it runs in a READ
-        transaction with a timeout, a row limit and a byte budget on the JSON of the rows.
+        transaction with a timeout, a row limit and a byte budget on the JSON of the rows; the answer comes within the
+        timeout and a grace even if Neo4j does not stop the work (its transaction is then terminated).
         """
         if not isinstance(cypher, str) or not cypher.strip():
             raise InvalidInputError("cypher", "must be a non-empty Cypher statement")
@@ -171,8 +175,8 @@ class ExploreService:
         if not 1 <= row_limit <= MAX_ROWS:
             raise InvalidInputError("options.row_limit", f"must be between 1 and {MAX_ROWS}")
         args = check_params(params or {})
-        check_statement(cypher)
-        query_type, plan = self.store.explain_adhoc(cypher, args)
+        check_statement(cypher, args, self.query_limits)
+        query_type, plan = self.store.explain_adhoc(cypher, args, self.query_timeout)
         check_plan(plan)
         if query_type != "r":
             raise QueryRefused(

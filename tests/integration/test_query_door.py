@@ -21,7 +21,6 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-import yaml
 from mcp import Client
 from neo4j import exceptions as neo4j_errors
 
@@ -44,10 +43,11 @@ from lyra.graph.store import to_plain
 from lyra.mcp.server import create_mcp_server
 from lyra.models.api import QueryGraphRequest
 from lyra.services.graph_import import load_graph_file
+from tests.hostile_cypher import load_corpus
 
 pytestmark = pytest.mark.neo4j
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS: list[dict[str, Any]] = yaml.safe_load((ROOT / "tests/data/hostile_cypher.yaml").read_text(encoding="utf-8"))
+CORPUS: list[dict[str, Any]] = load_corpus()
 ERROR_FOR_OUTCOME: dict[str, type[LyraError]] = {
     "refused": QueryRefused,
     "too_large": ResultTooLarge,
@@ -276,8 +276,15 @@ def test_show_settings_and_the_whole_database_export_are_refused(door: Door) -> 
         assert response.json()["error"] == "query_refused" and named in response.json()["message"]
 
 
-def test_a_20_mb_string_is_stopped_by_the_byte_budget_not_returned(door: Door) -> None:
+def test_a_20_mb_string_is_refused_before_it_is_built(door: Door) -> None:
     response = rest(door, {"cypher": "RETURN apoc.text.repeat('a', 20000000)"})
+    assert response.status_code == 403
+    body = response.json()
+    assert body["error"] == "query_refused" and "20,000,000 elements" in body["message"]
+
+
+def test_a_first_row_over_the_byte_budget_is_stopped_not_returned(door: Door) -> None:
+    response = rest(door, {"cypher": "UNWIND range(1, 2000000) AS i RETURN collect(i) AS numbers"})
     assert response.status_code == 422
     body = response.json()
     assert body["error"] == "result_too_large" and body["field"] == "cypher"
@@ -418,3 +425,24 @@ def test_the_managed_neo4j_reads_no_urls_or_files_even_without_lyras_guard(manag
     assert config["dbms.security.procedures.unrestricted"] == ""
     (row,), _, _ = driver.execute_query("RETURN apoc.coll.sum([1, 2]) AS three", database_=db)
     assert row["three"] == 3
+    with pytest.raises(neo4j_errors.Neo4jError) as info:  # dropped from the allow-list: not even loaded
+        driver.execute_query("RETURN apoc.coll.fill('x', 2) AS x", database_=db)
+    assert "Unknown function" in str(info.value.message) or "SyntaxError" in str(info.value.code)
+
+
+def test_the_managed_neo4j_limits_transaction_memory_and_a_runaway_query_fails_alone(
+    managed: None, door: Door, settings: Settings
+) -> None:
+    driver, db = door.services.store.driver, door.services.store.database
+    records, _, _ = driver.execute_query(
+        "CALL dbms.listConfig('memory.transaction') YIELD name, value RETURN name, value", database_=db
+    )
+    config = {r["name"]: r["value"] for r in records}
+    assert config["db.memory.transaction.max"] != "0B"  # per transaction (unlimited by default)
+    assert config["dbms.memory.transaction.total.max"] != "0B"
+    started = time.monotonic()
+    response = rest(door, {"cypher": "UNWIND range(1, 50000000) AS x RETURN size(collect(x)) AS n"})
+    assert response.status_code == 422 and response.json()["error"] == "query_memory"
+    assert "db.memory.transaction.max" in response.json()["message"]
+    assert time.monotonic() - started < 30
+    assert rest(door, {"cypher": "RETURN 1 AS one"}).json()["rows"] == [{"one": 1}]
