@@ -687,8 +687,8 @@ LYRA_TOOL_NAMES: tuple[str, ...] = (
     "approve_proposal", "reject_proposal", "list_rules", "retire_rule",
 )  # fmt: skip
 LYRA_TOOL_ARGUMENTS: tuple[str, ...] = (
-    "domain_block", "domain_unblock", "page_unblock", "domain_clear_override", "claim_reject", "claim_restore", "edge_correct",
-    "hard_orphans_only",
+    "domain_block", "domain_unblock", "page_unblock", "domain_clear_override", "claim_reject", "claim_restore",
+    "edge_correct", "hard_orphans_only",
 )  # fmt: skip
 
 
