@@ -11,6 +11,8 @@ to stop is answered query_timeout at timeout + grace and its transaction is term
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,7 +21,6 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-from neo4j import GraphDatabase
 
 from lyra.api.app import status_for
 from lyra.bootstrap import Services, build_http_app
@@ -123,36 +124,60 @@ def generated(seed: int = 28, count: int = 24) -> list[Probe]:
     return probes
 
 
+PINGER_SCRIPT = """
+import sys, time
+from neo4j import GraphDatabase
+uri, user, password = sys.argv[1:4]
+with GraphDatabase.driver(uri, auth=(user, password), connection_timeout=30) as driver:
+    print("ready", flush=True)
+    while True:
+        started = time.perf_counter()
+        try:
+            driver.execute_query("RETURN 1 AS one")
+            print(f"ok {time.perf_counter() - started:.4f}", flush=True)
+        except Exception as exc:
+            print(f"failed {type(exc).__name__}", flush=True)
+        time.sleep(0.05)
+"""
+
+
 class Pinger:
-    """`RETURN 1` from another driver every 50 ms; the slowest answer and any failure are kept."""
+    """`RETURN 1` from another client every 50 ms: a separate process with its own driver, so what it measures is
+    Neo4j's answer, not this process's threads; the slowest answer and any failure are kept."""
 
     def __init__(self, uri: str, auth: tuple[str, str]) -> None:
-        self.driver = GraphDatabase.driver(uri, auth=auth, connection_timeout=30)
+        self.args = [sys.executable, "-c", PINGER_SCRIPT, uri, *auth]
         self.slowest = 0.0
         self.count = 0
         self.failures: list[str] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            started = time.perf_counter()
-            try:
-                self.driver.execute_query("RETURN 1 AS one")
-            except Exception as exc:  # kept for the assertion
-                self.failures.append(repr(exc))
-            self.slowest = max(self.slowest, time.perf_counter() - started)
-            self.count += 1
-            self._stop.wait(0.05)
+        self._proc: subprocess.Popen[str] | None = None
+        self._reader = threading.Thread(target=self._read, daemon=True)
 
     def __enter__(self) -> Pinger:
-        self._thread.start()
+        self._proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, text=True)
+        assert self._proc.stdout is not None
+        assert self._proc.stdout.readline().strip() == "ready"
+        self._reader.start()
         return self
 
+    def _read(self) -> None:
+        """The child's timings as they come (measured there; reading them here late changes nothing)."""
+        assert self._proc is not None and self._proc.stdout is not None
+        for line in self._proc.stdout:
+            kind, _, value = line.strip().partition(" ")
+            if kind == "ok":
+                self.count += 1
+                self.slowest = max(self.slowest, float(value))
+            elif kind == "failed":
+                self.failures.append(value)
+
     def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=30)
-        self.driver.close()
+        assert self._proc is not None
+        self._proc.terminate()
+        self._proc.wait(timeout=30)
+        self._reader.join(timeout=30)
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
 
 
 @pytest.fixture(scope="module")
