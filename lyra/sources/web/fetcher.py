@@ -247,7 +247,7 @@ class WebFetcher:
         self.settings = settings
         self.gate: DomainDecider = gate or PolicyDecider(
             ReloadingDomainPolicy(
-                settings.config_dir / "domains.yaml", check_interval=settings.domain_policy_check_seconds
+                settings.domains_file, check_interval=settings.domain_policy_check_seconds
             )
         )
         self.counter: PageCounter = counter or MemoryPageCounter()
