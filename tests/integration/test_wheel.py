@@ -111,21 +111,24 @@ def test_the_wheel_installed_outside_the_checkout_runs_the_catalogue_check_and_a
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LYRA_", "PYTHON", "NEO4J_", "VIRTUAL_ENV"))}
     env |= {**neo4j_env(settings), "LYRA_STATE_DIR": str(tmp_path / "state")}
     env["LYRA_MODELS_DIR"] = str(settings.models_dir)  # the assembled local LLM: machine state, not a resource
+    # the trained judge's network decides alone: asking the local LLM too costs about a minute on two busy cores, and
+    # its weights are no part of the wheel (the prompts it would read are compared byte for byte below)
+    env["LYRA_STANCE_USE_LLM"] = "0"
     outside = tmp_path / "elsewhere"
     outside.mkdir()
 
     # 1. build the wheel from a copy of the sources (no build/ or egg-info left in the checkout, no stale files)
     src = tmp_path / "src"
+    src.mkdir()
     for name in SOURCES:
         origin = ROOT / name
         if origin.is_dir():
             shutil.copytree(origin, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info"))
         else:
             shutil.copy2(origin, src / name)
+    pip = [sys.executable, "-m", "pip"]
     built = run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), "src"],
-        tmp_path,
-        env,
+        [*pip, "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(src)], tmp_path, env
     )
     assert built.returncode == 0, built.stderr[-3000:]
     (wheel,) = tmp_path.glob("lyra-*.whl")
@@ -136,16 +139,13 @@ def test_the_wheel_installed_outside_the_checkout_runs_the_catalogue_check_and_a
     assert made.returncode == 0, made.stderr
     python, lyra = venv / "bin" / "python", venv / "bin" / "lyra"
     installed = run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q", str(wheel)],
+        [*pip, "--python", str(python), "install", "--no-deps", "--no-index", "-q", str(wheel)],
         outside,
         env,
     )
     assert installed.returncode == 0, installed.stderr[-3000:]
-    site = Path(
-        run(
-            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], outside, env
-        ).stdout.strip()
-    )
+    purelib = run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], outside, env)
+    site = Path(purelib.stdout.strip())
     assert site.is_relative_to(venv)
     dependencies = dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib"))
     (site / "zz_lyra_test_dependencies.pth").write_text("".join(f"{path}\n" for path in dependencies))

@@ -246,9 +246,7 @@ class WebFetcher:
     ) -> None:
         self.settings = settings
         self.gate: DomainDecider = gate or PolicyDecider(
-            ReloadingDomainPolicy(
-                settings.domains_file, check_interval=settings.domain_policy_check_seconds
-            )
+            ReloadingDomainPolicy(settings.domains_file, check_interval=settings.domain_policy_check_seconds)
         )
         self.counter: PageCounter = counter or MemoryPageCounter()
         self.limiter: RequestSpacer = limiter or RateLimiter()
