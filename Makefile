@@ -1,29 +1,49 @@
-# The two commands of the README. Both install whatever is missing first.
-.PHONY: demo test lint bench eval clean-state
+# The README's two commands are `make demo` and `make test`; both install whatever is missing first (through
+# `make setup`, the one place that installs). The other targets use the .venv as it is (VENV=... names another).
+.PHONY: setup demo test test-unit test-integration lint wheel bench eval lock clean-state
+
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+setup:           ## install everything (Debian packages, .venv from requirements-dev.lock, Neo4j jars, the local LLM)
+	scripts/setup.sh --dev
 
 demo:            ## start the managed Neo4j, load the example graph, print its materials
 	scripts/setup.sh
-	.venv/bin/lyra demo
+	$(BIN)/lyra demo
 
-test:            ## ruff + mypy + pytest against the managed test Neo4j
-	scripts/test.sh
+test:            ## the whole suite: ruff (lint, format) + mypy + pytest against the managed test Neo4j (CI runs this)
+	LYRA_VENV=$(VENV) scripts/test.sh
 
-lint:
-	.venv/bin/ruff check lyra tests
-	.venv/bin/ruff format --check lyra tests
-	.venv/bin/mypy
+test-unit:       ## tests/unit only: no Neo4j, no model weights (about 40 s)
+	$(BIN)/python -m pytest -q tests/unit -m "not neo4j and not models"
+
+test-integration: ## tests/integration against the managed test Neo4j (LYRA_TEST_INSTANCE=test2 … for another)
+	LYRA_VENV=$(VENV) LYRA_TEST_SETUP=0 LYRA_TEST_LINT=0 scripts/test.sh -q tests/integration
+
+lint:            ## ruff check + ruff format --check + mypy (strict)
+	$(BIN)/ruff check lyra tests
+	$(BIN)/ruff format --check lyra tests
+	$(BIN)/mypy
+
+wheel:           ## build dist/lyra-*.whl (cypher/ and config/'s run-time files inside, as lyra/_resources)
+	rm -rf build
+	$(BIN)/python -m pip wheel --no-deps --no-build-isolation -w dist .
+
+lock:            ## rewrite requirements.lock and requirements-dev.lock from the packages installed in the .venv
+	$(BIN)/python scripts/lock.py
 
 bench:           ## the benchmarks quoted in the README
-	.venv/bin/lyra bench confidence --claims 10000 --edges-per-claim 20
-	.venv/bin/lyra bench faiss --fragments 100000
-	.venv/bin/lyra bench pipeline --synthetic 10000
-	.venv/bin/lyra bench api
-	.venv/bin/lyra bench citations --sources 10 --candidates 100 --stage1-top-k 5 --pages 1000
+	$(BIN)/lyra bench confidence --claims 10000 --edges-per-claim 20
+	$(BIN)/lyra bench faiss --fragments 100000
+	$(BIN)/lyra bench pipeline --synthetic 10000
+	$(BIN)/lyra bench api
+	$(BIN)/lyra bench citations --sources 10 --candidates 100 --stage1-top-k 5 --pages 1000
 
 eval:            ## stance judge quality on the held-out test half of the labelled set
-	.venv/bin/lyra eval nli --split test
+	$(BIN)/lyra eval nli --split test
 
 clean-state:     ## stop the managed instances and delete .lyra/ (all local graph data)
-	-.venv/bin/lyra neo4j stop
-	-.venv/bin/lyra neo4j stop --instance test
+	-$(BIN)/lyra neo4j stop
+	-$(BIN)/lyra neo4j stop --instance test
 	rm -rf .lyra

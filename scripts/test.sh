@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, starts the managed *test* Neo4j (bolt 7688, http 7475,
-# separate from the demo's data), runs ruff, mypy and pytest against it, and stops it again if it started it.
-# Extra arguments go to pytest. Fails when a check fails or when no test ran.
+# separate from the demo's data), runs ruff (lint and format), mypy and pytest against it, and stops it again if it
+# started it. Extra arguments go to pytest. Fails when a check fails or when no test ran.
 # LYRA_TEST_INSTANCE=test2 (test3 … test6) runs against another managed instance, e.g. for a second checkout.
+# LYRA_TEST_SETUP=0 skips the install step, LYRA_TEST_LINT=0 the ruff and mypy checks (`make test-integration`);
+# LYRA_VENV names another virtual environment than .venv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/setup.sh --dev
+venv=${LYRA_VENV:-.venv}
+[ "${LYRA_TEST_SETUP:-1}" = 1 ] && scripts/setup.sh --dev
+[ -x "$venv/bin/python" ] || { echo "no $venv: run make setup" >&2; exit 2; }
 
 instance=${LYRA_TEST_INSTANCE:-test}
 case "$instance" in
@@ -14,21 +18,24 @@ case "$instance" in
   *) echo "LYRA_TEST_INSTANCE must be test or test2 … test6" >&2; exit 2 ;;
 esac
 was_running=0
-.venv/bin/lyra neo4j status --instance "$instance" >/dev/null 2>&1 && was_running=1
-.venv/bin/lyra neo4j start --instance "$instance" >&2
+"$venv/bin/lyra" neo4j status --instance "$instance" >/dev/null 2>&1 && was_running=1
+"$venv/bin/lyra" neo4j start --instance "$instance" >&2
 if [ $was_running -eq 0 ]; then
-  trap '.venv/bin/lyra neo4j stop --instance "$instance" >&2 || true' EXIT
+  trap '"$venv/bin/lyra" neo4j stop --instance "$instance" >&2 || true' EXIT
 fi
-eval "$(.venv/bin/lyra neo4j env --instance "$instance")"
+eval "$("$venv/bin/lyra" neo4j env --instance "$instance")"
 export NEO4J_URI NEO4J_USERNAME NEO4J_PASSWORD
 export LYRA_NEO4J_HTTP_URL=http://127.0.0.1:$http_port
 export LYRA_REQUIRE_NEO4J=1
 
-.venv/bin/ruff check lyra tests
-.venv/bin/mypy
+if [ "${LYRA_TEST_LINT:-1}" = 1 ]; then
+  "$venv/bin/ruff" check lyra tests
+  "$venv/bin/ruff" format --check lyra tests
+  "$venv/bin/mypy"
+fi
 
 set +e
-.venv/bin/pytest "$@"
+"$venv/bin/pytest" "$@"
 status=$?
 set -e
 if [ $status -eq 5 ]; then

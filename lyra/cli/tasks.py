@@ -396,7 +396,7 @@ def demo(
     if scholarly:
         _scholarly_demo(settings)
         return
-    corpus = settings.config_dir / "examples" / "corpus"
+    corpus = settings.examples_dir / "corpus"
     questions = json.loads((corpus / "questions.json").read_text(encoding="utf-8"))
     with operations(settings) as ops:
         if ops.task_exists(DEMO_TASK):  # pages and fragments stay; claims, edges and jobs are rebuilt
@@ -428,7 +428,7 @@ def _scholarly_demo(settings: Settings) -> None:
         local_scholarly_apis,
     )
 
-    corpus = settings.config_dir / "examples" / "scholarly" / "corpus.json"
+    corpus = settings.examples_dir / "scholarly" / "corpus.json"
     with local_scholarly_apis(corpus) as overrides:
         out.print(f"local Semantic Scholar / OpenAlex answering from {corpus} at {overrides['s2_url']}")
         cache = settings.state_dir / "cache" / "demo_scholarly.sqlite"

@@ -14,15 +14,7 @@ from typing import Annotated, Literal
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-PACKAGE_DIR = Path(__file__).resolve().parents[1]
-PROJECT_ROOT = PACKAGE_DIR.parent
-
-
-def _default_state_dir() -> Path:
-    # A source checkout keeps its state beside the code (git-ignored ``.lyra/``).
-    if (PROJECT_ROOT / "pyproject.toml").exists():
-        return PROJECT_ROOT / ".lyra"
-    return Path.home() / ".lyra"
+from lyra.core.paths import default_config_dir, default_cypher_dir, default_state_dir
 
 
 class Settings(BaseSettings):
@@ -40,11 +32,15 @@ class Settings(BaseSettings):
     )
     neo4j_database: str = Field(default="neo4j", validation_alias=AliasChoices("NEO4J_DATABASE", "LYRA_NEO4J_DATABASE"))
 
-    # --- where Lyra keeps its files
-    state_dir: Path = Field(default_factory=_default_state_dir)
-    models_dir: Path = Field(default_factory=lambda: _default_state_dir() / "models")  # the assembled GGUF
-    cypher_dir: Path = PROJECT_ROOT / "cypher"
-    config_dir: Path = PROJECT_ROOT / "config"
+    # --- where Lyra keeps its files. The run-time files (cypher/, config/) are a source checkout's own folders, or
+    # the copies packaged in the installed wheel (lyra/core/paths.py); state: <checkout>/.lyra or ~/.lyra
+    state_dir: Path = Field(default_factory=default_state_dir)
+    models_dir: Path = Field(default_factory=lambda: default_state_dir() / "models")  # the assembled GGUF
+    cypher_dir: Path = Field(default_factory=default_cypher_dir)
+    config_dir: Path = Field(default_factory=default_config_dir)  # prompts/, neo4j/pom.xml, the defaults below
+    # the domain policy, re-read while running (default: <config_dir>/domains.yaml; an installed Lyra: set it)
+    domains_file: Path = Field(default_factory=lambda: default_config_dir() / "domains.yaml")
+    examples_dir: Path = Field(default_factory=lambda: default_config_dir() / "examples")  # default: <config_dir>/...
 
     # --- the managed local Neo4j (used when NEO4J_URI is not set)
     neo4j_instance: Literal["default", "test", "test2", "test3", "test4", "test5", "test6", "scratch"] = "default"
@@ -76,7 +72,9 @@ class Settings(BaseSettings):
     # --- models (offline defaults; any Hugging Face id or local folder works where one is named)
     embedder_model: str = "builtin:all-MiniLM-L6-v2"
     nli_backend: Literal["trained", "llm", "cross-encoder"] = "trained"
-    stance_model_dir: Path = PROJECT_ROOT / "config" / "stance"  # the trained judge (`lyra train stance`)
+    stance_model_dir: Path = Field(
+        default_factory=lambda: default_config_dir() / "stance"
+    )  # the trained judge (`lyra train stance`)
     stance_base_model: str = "builtin:all-MiniLM-L6-v2"  # the encoder the trained judge was fine-tuned from
     stance_use_llm: bool = True  # the trained judge also asks the local LLM about the decisive sentences
     # the cascade: with the LLM on, a pair whose network-only verdict is at least this sure skips the LLM (unset: none)
@@ -93,7 +91,7 @@ class Settings(BaseSettings):
     stance_relevance_gate: float | None = Field(default=0.35, ge=0.0, le=1.0)
     stance_premise_sentences: int | None = Field(default=3, ge=1)
     stance_calibrate: bool = True
-    stance_combiner: Path = PROJECT_ROOT / "config" / "stance_combiner.json"
+    stance_combiner: Path = Field(default_factory=lambda: default_config_dir() / "stance_combiner.json")
 
     # --- pipeline
     chunk_max_chars: int = Field(default=900, ge=100)
@@ -177,7 +175,9 @@ class Settings(BaseSettings):
     learning_example_passage_similarity: float = Field(default=0.98, ge=0.5, le=1.0)
     learning_propose_examples: bool = True  # also propose a few-shot example for the stance LLM per error pattern
     learning_auto_propose_after: int = Field(default=0, ge=0)  # new stance corrections that start a batch (0: never)
-    learning_regression_set: Path = PROJECT_ROOT / "config" / "learning" / "regression_pairs.jsonl"
+    learning_regression_set: Path = Field(
+        default_factory=lambda: default_config_dir() / "learning" / "regression_pairs.jsonl"
+    )
     learning_regression_per_label: int = Field(default=2, ge=0, le=100)  # regression pairs per label (LLM: slow)
     # the deploy gate: a stance proposal measured to lower the regression set's macro-F1 by more needs an override
     learning_regression_tolerance: float = Field(default=0.05, ge=0.0, le=1.0)
@@ -185,7 +185,7 @@ class Settings(BaseSettings):
 
     # --- background jobs (run by `lyra serve` / `lyra mcp`)
     allowed_roots: Annotated[list[Path], NoDecode] = Field(
-        default_factory=lambda: [PROJECT_ROOT / "config" / "examples"],
+        default_factory=lambda: [default_config_dir() / "examples"],  # default: [examples_dir]
         description="folders `file` targets may be read from (LYRA_ALLOWED_ROOTS: paths separated by ':')",
     )
     job_workers: int = Field(default=1, ge=1, le=16)
@@ -370,6 +370,18 @@ class Settings(BaseSettings):
         if not value.startswith(allowed):
             raise ValueError(f"NEO4J_URI must start with one of {', '.join(allowed)}")
         return value
+
+    @model_validator(mode="after")
+    def _paths_follow_their_folders(self) -> Settings:
+        # a path not set follows the folder it lives in when that one is set (LYRA_CONFIG_DIR, LYRA_EXAMPLES_DIR)
+        given = self.model_fields_set
+        if "domains_file" not in given:
+            self.domains_file = self.config_dir / "domains.yaml"
+        if "examples_dir" not in given:
+            self.examples_dir = self.config_dir / "examples"
+        if "allowed_roots" not in given:
+            self.allowed_roots = [self.examples_dir]
+        return self
 
     @model_validator(mode="after")
     def _lease_outlives_heartbeats(self) -> Settings:

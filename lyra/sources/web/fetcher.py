@@ -256,9 +256,7 @@ class WebFetcher:
     ) -> None:
         self.settings = settings
         self.gate: DomainDecider = gate or PolicyDecider(
-            ReloadingDomainPolicy(
-                settings.config_dir / "domains.yaml", check_interval=settings.domain_policy_check_seconds
-            )
+            ReloadingDomainPolicy(settings.domains_file, check_interval=settings.domain_policy_check_seconds)
         )
         # pages blocked for a dangerous pattern are refused at every hop (a redirect into one too)
         self.page_blocks = gate.page_block_reason if isinstance(gate, PageBlocks) else None
