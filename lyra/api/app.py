@@ -21,16 +21,17 @@ import hashlib
 import hmac
 import json
 import logging
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractContextManager, AsyncExitStack, asynccontextmanager
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 from fastapi import Body, FastAPI, Path, Query, Request, status
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.middleware.cors import CORSMiddleware
@@ -95,14 +96,68 @@ def status_for(exc: LyraError) -> int:
 
 
 # ----------------------------------------------------------------------------- parameters from the request models
-def parameters_of(model: type[BaseModel], *, without: tuple[str, ...] = (), name: str) -> type[BaseModel]:
+_INTEGER_TEXT = re.compile(r"-?[0-9]{1,30}")
+_NUMBER_TEXT = re.compile(r"-?[0-9]{1,30}(\.[0-9]{1,30})?([eE][-+]?[0-9]{1,3})?")
+
+
+def _scalar_kind(annotation: Any) -> type | None:
+    """``bool``, ``int`` or ``float`` when the annotation is one of them (or it or None); else None."""
+    kinds = [a for a in (get_args(annotation) or (annotation,)) if a is not type(None)]
+    if len(kinds) == 1 and kinds[0] in (bool, int, float):
+        kind: type = kinds[0]
+        return kind
+    return None
+
+
+def _from_query_text(kind: type) -> Callable[[Any], Any]:
+    """A query parameter is text; it becomes a boolean, integer or number only when written as one, exactly:
+    ``true``/``false``; digits; a decimal number. ``1``/``yes``/``on``, ``7.0`` for an integer, ``1_000``, spaces,
+    ``nan`` are refused like a JSON body's wrong type."""
+
+    def convert(value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        if kind is bool:
+            if value not in ("true", "false"):
+                raise ValueError("must be true or false")
+            return value == "true"
+        if kind is int:
+            if not _INTEGER_TEXT.fullmatch(value):
+                raise ValueError("must be a whole number written in digits, e.g. 5")
+            return int(value)
+        if not _NUMBER_TEXT.fullmatch(value):
+            raise ValueError("must be a number written in digits, e.g. 2.5")
+        return float(value)
+
+    return convert
+
+
+def _strict_model(name: str, fields: dict[str, tuple[Any, Any]], *, query: bool) -> type[BaseModel]:
+    """A parameter model validated like the request models (strict: no coercion, unknown names refused). A query
+    model first turns each boolean, integer or number parameter's text into its value (:func:`_from_query_text`)."""
+    if query:
+        fields = {
+            field: (Annotated[annotation, BeforeValidator(_from_query_text(kind))], info)
+            if (kind := _scalar_kind(annotation)) is not None
+            else (annotation, info)
+            for field, (annotation, info) in fields.items()
+        }
+    generated: type[BaseModel] = create_model(  # type: ignore[call-overload]
+        name, __config__=ConfigDict(extra="forbid", strict=True), **fields
+    )
+    return generated
+
+
+def parameters_of(
+    model: type[BaseModel], *, without: tuple[str, ...] = (), name: str, query: bool = False
+) -> type[BaseModel]:
     """A query or body model holding ``model``'s own fields (types, limits, defaults, descriptions) minus those
-    the route takes from its path; unknown parameters are refused like unknown request fields."""
+    the route takes from its path; unknown parameters are refused like unknown request fields, and values are
+    validated strictly, as the request models (and so MCP) validate them."""
     fields: dict[str, Any] = {
         field: (info.annotation, info) for field, info in model.model_fields.items() if field not in without
     }
-    generated: type[BaseModel] = create_model(name, __config__=ConfigDict(extra="forbid"), **fields)
-    return generated
+    return _strict_model(name, fields, query=query)
 
 
 QueueTargetsBody = parameters_of(api.QueueTargetsRequest, without=("task_id",), name="QueueTargetsBody")
@@ -114,33 +169,35 @@ StopTaskBody = parameters_of(api.StopTaskRequest, without=("task_id",), name="St
 JudgeRemainingBody = parameters_of(api.JudgeRemainingRequest, without=("task_id",), name="JudgeRemainingBody")
 FeedbackBody = parameters_of(trust.FeedbackRequest, without=("task_id",), name="FeedbackBody")
 ViewBody = parameters_of(api.QueryViewRequest, without=("name",), name="ViewBody")
-AuthQueueQuery = parameters_of(api.GetAuthQueueRequest, without=("task_id",), name="AuthQueueQuery")
+AuthQueueQuery = parameters_of(api.GetAuthQueueRequest, without=("task_id",), name="AuthQueueQuery", query=True)
 ResolveAuthBody = parameters_of(api.ResolveAuthRequest, without=("task_id", "intervention_id"), name="ResolveAuthBody")
-StatusQuery = parameters_of(api.GetStatusRequest, without=("task_id",), name="StatusQuery")
-GraphQuery = parameters_of(api.GetEvidenceGraphRequest, without=("task_id",), name="GraphQuery")
-MaterialsQuery: type[BaseModel] = create_model(  # type: ignore[call-overload]
+StatusQuery = parameters_of(api.GetStatusRequest, without=("task_id",), name="StatusQuery", query=True)
+GraphQuery = parameters_of(api.GetEvidenceGraphRequest, without=("task_id",), name="GraphQuery", query=True)
+MaterialsQuery = _strict_model(
     "MaterialsQuery",
-    __config__=ConfigDict(extra="forbid"),
-    **{field: (info.annotation, info) for field, info in api.MaterialsOptions.model_fields.items()},
-    limit=(
-        int | None,
-        Field(
-            default=None,
-            ge=1,
-            le=api.MATERIALS_PAGE_MAX,
-            description="claims per page (oldest first), answered with next_cursor when more follow; without it "
-            "every claim from cursor on is streamed as one JSON document",
+    {
+        **{field: (info.annotation, info) for field, info in api.MaterialsOptions.model_fields.items()},
+        "limit": (
+            int | None,
+            Field(
+                default=None,
+                ge=1,
+                le=api.MATERIALS_PAGE_MAX,
+                description="claims per page (oldest first), answered with next_cursor when more follow; without it "
+                "every claim from cursor on is streamed as one JSON document",
+            ),
         ),
-    ),
-    cursor=(str | None, api.GetMaterialsRequest.model_fields["cursor"]),
+        "cursor": (str | None, api.GetMaterialsRequest.model_fields["cursor"]),
+    },
+    query=True,
 )
 # claims per page when REST streams a whole task (each page is read, written and dropped before the next)
 REST_STREAM_PAGE = 500
-NoQuery = parameters_of(api.Request, name="NoQuery")
-ProposalsQuery = parameters_of(learning.ListProposalsRequest, name="ProposalsQuery")
-RulesQuery = parameters_of(learning.ListRulesRequest, name="RulesQuery")
-FeedbackListQuery = parameters_of(learning.FeedbackForComponentRequest, name="FeedbackListQuery")
-SimilarQuery = parameters_of(learning.FindSimilarRequest, without=("id",), name="SimilarQuery")
+NoQuery = parameters_of(api.Request, name="NoQuery", query=True)
+ProposalsQuery = parameters_of(learning.ListProposalsRequest, name="ProposalsQuery", query=True)
+RulesQuery = parameters_of(learning.ListRulesRequest, name="RulesQuery", query=True)
+FeedbackListQuery = parameters_of(learning.FeedbackForComponentRequest, name="FeedbackListQuery", query=True)
+SimilarQuery = parameters_of(learning.FindSimilarRequest, without=("id",), name="SimilarQuery", query=True)
 ApproveBody = parameters_of(learning.ApproveProposalRequest, without=("id",), name="ApproveBody")
 RejectBody = parameters_of(learning.RejectProposalRequest, without=("id",), name="RejectBody")
 RetireBody = parameters_of(learning.RetireRuleRequest, without=("id",), name="RetireBody")
@@ -427,7 +484,7 @@ def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> 
         return ops.judge_remaining(api.JudgeRemainingRequest(task_id=task_id, **_fields(body)))
 
     @app.get(f"{PREFIX}/tasks/{{task_id}}/materials", response_model=api.Materials, tags=["evidence"])
-    def get_materials(task_id: TaskIdPath, query: Annotated[MaterialsQuery, Query()]) -> Response:
+    def get_materials(task_id: TaskIdPath, query: Annotated[MaterialsQuery, Query()]) -> Response:  # type: ignore[valid-type]
         """Claims with confidence, uncertainty, controversy and their evidence, computed now from the edges."""
         fields = _fields(query)
         limit, cursor = fields.pop("limit"), fields.pop("cursor")

@@ -87,7 +87,11 @@ MAX_TARGETS = 200
 
 
 class Request(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """Every request (and every model nested in one) is validated strictly on every door: unknown fields are
+    refused, and no value is coerced: an integer field takes only an integer (not ``true``, ``"7"`` or ``7.0``), a
+    boolean only ``true``/``false``, a string only a string; a number field takes an integer or a float."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class Response(BaseModel):
