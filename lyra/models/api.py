@@ -129,7 +129,14 @@ class CreateTaskResponse(Response):
     claim_ids: list[str]
     status: str
     next_step: str = Field(description="what to call next")
-    notes: list[str] = Field(default_factory=list, description="how the request was read (a question hypothesis)")
+    notes: list[str] = Field(
+        default_factory=list, description="how the request was read (a question hypothesis, repeated claims)"
+    )
+    duplicates_ignored: list[str] = Field(
+        default_factory=list,
+        description="the texts of config.claims that repeat the hypothesis or an earlier claim (same text ignoring "
+        "case, extra whitespace and trailing punctuation): the task holds each claim once",
+    )
 
 
 class TaskSummary(Response):
