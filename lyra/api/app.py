@@ -31,7 +31,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, BeforeValidator, Field, ValidationError, create_model
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.middleware.cors import CORSMiddleware
@@ -133,7 +133,8 @@ def _from_query_text(kind: type) -> Callable[[Any], Any]:
 
 
 def _strict_model(name: str, fields: dict[str, tuple[Any, Any]], *, query: bool) -> type[BaseModel]:
-    """A parameter model validated like the request models (strict: no coercion, unknown names refused). A query
+    """A parameter model validated like the request models (a :class:`~lyra.models.api.Request`: strict, no
+    coercion, unknown names refused, a list also from its JSON text). A query
     model first turns each boolean, integer or number parameter's text into its value (:func:`_from_query_text`)."""
     if query:
         fields = {
@@ -142,9 +143,7 @@ def _strict_model(name: str, fields: dict[str, tuple[Any, Any]], *, query: bool)
             else (annotation, info)
             for field, (annotation, info) in fields.items()
         }
-    generated: type[BaseModel] = create_model(  # type: ignore[call-overload]
-        name, __config__=ConfigDict(extra="forbid", strict=True), **fields
-    )
+    generated: type[BaseModel] = create_model(name, __base__=api.Request, **fields)  # type: ignore[call-overload]
     return generated
 
 

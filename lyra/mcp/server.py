@@ -98,6 +98,30 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     return inlined
 
 
+def plain_optional_arguments(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with each optional argument published as its one plain type: ``list[str] | None`` is
+    ``{"type": "array", "items": ...}`` rather than ``{"anyOf": [{"type": "array", ...}, {"type": "null"}]}``.
+
+    Clients that build arguments from the schema's ``type`` (the MCP Inspector CLI among them) send an ``anyOf``
+    argument as a string. Leaving such an argument out still means none (its default), and ``null`` is still
+    accepted: the request model, not this schema, validates the arguments."""
+    properties: dict[str, Any] = {}
+    for name, prop in schema.get("properties", {}).items():
+        variants = prop.get("anyOf")
+        others = [v for v in variants or [] if v.get("type") != "null"]
+        if variants and len(others) < len(variants):
+            rest = {k: v for k, v in prop.items() if k != "anyOf" and not (k == "default" and v is None)}
+            if len(others) == 1:
+                prop = {**others[0], **rest}
+            elif all(v.get("type") == "string" and ("enum" in v or "const" in v) for v in others):
+                names = [n for v in others for n in v.get("enum", [v.get("const")])]  # one list of names
+                prop = {"type": "string", "enum": names, **rest}
+            else:
+                prop = {"anyOf": others, **rest}
+        properties[name] = prop
+    return {**schema, "properties": properties} if "properties" in schema else schema
+
+
 CONTEXT_KWARG = "lyra_request_context"  # the SDK passes the request's context here (never an argument)
 
 
@@ -182,7 +206,7 @@ def _make_tool(spec: ToolSpec) -> Tool:
         __base__=_StrictArguments,
         **{name: (field.annotation, field) for name, field in fields.items()},
     )
-    schema = inline_refs(strict.model_json_schema(by_alias=True))
+    schema = plain_optional_arguments(inline_refs(strict.model_json_schema(by_alias=True)))
     return tool.model_copy(
         update={
             "parameters": schema,
@@ -573,4 +597,4 @@ def create_mcp_server(ops: Operations) -> MCPServer:
     return MCPServer(name="lyra", title="Lyra evidence graph", instructions=INSTRUCTIONS, tools=tools)
 
 
-__all__ = ["create_mcp_server", "inline_refs", "tool_specs"]
+__all__ = ["create_mcp_server", "inline_refs", "plain_optional_arguments", "tool_specs"]

@@ -66,10 +66,12 @@ class StubOperations:
 
     def __init__(self) -> None:
         self.calls: list[str] = []
+        self.requests: list[Any] = []
 
     def __getattr__(self, name: str) -> Any:
-        def operation(*_args: Any, **_kwargs: Any) -> Any:
+        def operation(*args: Any, **_kwargs: Any) -> Any:
             self.calls.append(name)
+            self.requests.extend(args)
             raise Reached(f"operation {name} reached")
 
         return operation
@@ -283,3 +285,57 @@ def test_every_mcp_scalar_argument_is_strict() -> None:
         return checked
 
     assert anyio.run(run) > 80
+
+
+# ----------------------------------------------------------------------------------------------------- list arguments
+def test_optional_arguments_are_published_with_one_plain_type() -> None:
+    """issue 28 item 5.3: `list[str] | None` was an anyOf, which the MCP Inspector CLI sends as a string."""
+
+    async def run() -> list[Any]:
+        async with Client(create_mcp_server(StubOperations())) as client:  # type: ignore[arg-type]
+            return (await client.list_tools()).tools
+
+    for tool in anyio.run(run):
+        for name, prop in tool.input_schema["properties"].items():
+            nullable = [v for v in prop.get("anyOf", []) if v.get("type") == "null"]
+            assert not nullable, f"{tool.name}.{name}: {prop}"
+        if tool.name == "queue_reference_candidates":
+            assert tool.input_schema["properties"]["include_ids"]["type"] == "array"
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "field"),
+    [
+        ("queue_reference_candidates", {"task_id": "example_task"}, "include_ids"),
+        ("queue_reference_candidates", {"task_id": "example_task"}, "exclude_ids"),
+        ("add_claims", {"task_id": "example_task"}, "claims"),
+    ],
+)
+def test_a_list_argument_is_taken_as_a_list_or_as_its_json_text(
+    tool: str, arguments: dict[str, Any], field: str
+) -> None:
+    values = ["pg_x", "pg_y"] if field != "claims" else ["Tea calms", "Coffee wakes"]
+    ops = StubOperations()
+
+    async def call(value: Any) -> str:
+        async with Client(create_mcp_server(ops)) as client:  # type: ignore[arg-type]
+            result = await client.call_tool(tool, {**arguments, field: value})
+            return " ".join(getattr(c, "text", "") for c in result.content)
+
+    for value in (values, json.dumps(values), " " + json.dumps(values)):
+        ops.requests.clear()
+        text = anyio.run(call, value)
+        assert "reached" in text and [getattr(r, field) for r in ops.requests] == [values], text
+    for value in ("pg_x", "[pg_x", '{"a": 1}', '["pg_x"'):
+        ops.requests.clear()
+        text = anyio.run(call, value)
+        error = json.loads(text[text.index("{") :])
+        assert (error["error"], error["field"]) == ("invalid_input", field) and "list" in error["message"], text
+        assert not ops.requests
+    # the REST door takes the same forms (the same request model)
+    app = create_app(ops, load_settings())  # type: ignore[arg-type]
+    route = {"queue_reference_candidates": "reference-candidates", "add_claims": "claims"}[tool]
+    for value in (values, json.dumps(values)):
+        ops.requests.clear()
+        answer = send(app, "POST", f"/api/v1/tasks/example_task/{route}", json={field: value})
+        assert answer.status_code == 409 and [getattr(r, field) for r in ops.requests] == [values], answer.text
