@@ -516,7 +516,8 @@ def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> 
 
     @app.post(f"{PREFIX}/maintenance/gc", tags=["maintenance"])
     def collect_garbage(request: Annotated[api.CollectGarbageRequest | None, Body()] = None) -> api.GarbageReport:
-        """Graph-wide orphan sweep (counts first; dry_run defaults to true; refused with 409 while jobs run)."""
+        """Graph-wide orphan sweep (counts first; dry_run defaults to true; a real run needs dry_run=false and
+        confirm=true; refused with 409 while jobs run)."""
         return ops.collect_garbage(request or api.CollectGarbageRequest())
 
     @app.post(f"{PREFIX}/search", tags=["explore"])

@@ -435,7 +435,8 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
             "Sweep orphaned graph data",
             "Graph-wide clean-up of what soft clean-ups leave behind: claims and jobs no task holds, fragments with "
             "no stance edge to a task's claim on pages no task uses, citations and pages left empty. Always counts "
-            "first; dry_run=true (default) only counts. Refused while any job runs. Domains, override rules and the "
+            "first; dry_run=true (default) only counts; a real run needs dry_run=false and confirm=true. Refused "
+            "while any job runs. Domains, override rules and the "
             "audit log are never touched.",
             api.CollectGarbageRequest,
             api.GarbageReport,

@@ -849,6 +849,11 @@ class SearchResults(Response):
 # ----------------------------------------------------------------------------- garbage collection
 class CollectGarbageRequest(Request):
     dry_run: bool = Field(default=True, description="only count what would be removed; write nothing")
+    confirm: bool = Field(
+        default=False,
+        description="a real run (dry_run=false) also needs confirm=true, a second explicit confirmation; without "
+        "it the run is refused and nothing is removed",
+    )
 
 
 class GarbageCounts(Response):

@@ -267,7 +267,15 @@ class Operations:
         return self.interventions.resolve(request)
 
     def collect_garbage(self, request: CollectGarbageRequest) -> GarbageReport:
-        """The global orphan sweep (what soft clean-ups leave behind): counts first; removes unless dry_run."""
+        """The global orphan sweep (what soft clean-ups leave behind): counts first; removes only when dry_run is
+        false and confirm is true (two explicit booleans), else a real run is refused before anything is read."""
+        if not request.dry_run and not request.confirm:
+            raise InvalidInputError(
+                "confirm",
+                "a real garbage collection (dry_run=false) deletes data: it also needs confirm=true; nothing was "
+                "removed",
+                hint="run with dry_run=true first to see the counts, then dry_run=false with confirm=true",
+            )
         return self.cleanup.collect_garbage(request.dry_run)
 
     def rescore_claims(self, request: RescoreRequest) -> RescoreReport:
