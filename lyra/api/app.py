@@ -9,10 +9,11 @@ descriptions), so the two doors cannot drift. Errors: Lyra's error tree (``STATU
 request validation, a body that is not JSON, an unknown route or method become JSON bodies
 ``{"error", "message", "field"?, "hint"?}``; an unexpected failure is a 500 without a traceback.
 
-Guards, outermost first: :class:`BodyLimit` (the bytes actually received, for every route and ``/mcp``), the Host
-and Origin checks (DNS rebinding; browsers only from the server's own origin or ``LYRA_API_ALLOWED_ORIGINS``),
-Starlette's CORS middleware for those configured origins (so a preflight is answered before the token check), and
-the bearer token.
+Guards, outermost first: :class:`~lyra.api.guards.SingleHeaders` (one Host, Authorization and Origin header),
+:class:`BodyLimit` (the bytes actually received, for every route and ``/mcp``), the Host and Origin checks (DNS
+rebinding; browsers only from the server's own origin or ``LYRA_API_ALLOWED_ORIGINS``), Starlette's CORS
+middleware for those configured origins (so a preflight is answered before the token check), the bearer token,
+and :class:`~lyra.api.guards.McpMessages` (JSON-RPC ids, the answer at the MCP session cap).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from lyra.api.guards import McpMessages, SingleHeaders
 from lyra.core import errors
 from lyra.core.errors import LyraError
 from lyra.core.ids import TASK_ID_PATTERN
@@ -47,6 +49,7 @@ from lyra.services.operations import Operations
 
 log = logging.getLogger(__name__)
 PREFIX = "/api/v1"
+MCP_PATH = "/mcp"
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]", "::1"]
 # Every class of the error tree, one status each (exact class; tests/integration/test_error_mapping.py checks that
 # no class is missing and raises each through REST and MCP).
@@ -346,6 +349,12 @@ class BodyLimit:
 
 def _install_guards(app: FastAPI, settings: Settings) -> None:
     """The guards as middleware; added innermost first (Starlette wraps each new one around the others)."""
+    app.add_middleware(
+        McpMessages,
+        path=MCP_PATH,
+        max_sessions=settings.mcp_max_sessions,
+        idle_seconds=settings.mcp_session_idle_seconds,
+    )
     hosts = {h.lower() for h in _allowed_hosts(settings)}
     configured_origins = set(settings.api_allowed_origins)
     token = settings.api_token.get_secret_value() if settings.api_token else None
@@ -400,6 +409,7 @@ def _install_guards(app: FastAPI, settings: Settings) -> None:
         )
     app.add_middleware(BaseHTTPMiddleware, dispatch=host_and_origin_guard)
     app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
+    app.add_middleware(SingleHeaders)
 
 
 # ----------------------------------------------------------------------------- routes
@@ -653,7 +663,12 @@ def create_app(
             allowed_origins=_own_origins(settings) + list(settings.api_allowed_origins),
         )
         mcp_app = mcp_server.streamable_http_app(
-            streamable_http_path="/mcp", transport_security=security, host=settings.api_host, stateless_http=False
+            streamable_http_path=MCP_PATH,
+            transport_security=security,
+            host=settings.api_host,
+            stateless_http=False,
+            max_sessions=settings.mcp_max_sessions,
+            session_idle_timeout=settings.mcp_session_idle_seconds,
         )
         mcp_routes = list(mcp_app.routes)
 

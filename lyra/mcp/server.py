@@ -14,16 +14,18 @@ import inspect
 import json
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.lowlevel.helper_types import ReadResourceContents
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
-from mcp_types import ToolAnnotations
-from pydantic import BaseModel, ConfigDict, create_model
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, CallToolResult, GetPromptResult, InputRequiredResult, ToolAnnotations
+from pydantic import AnyUrl, BaseModel, ConfigDict, create_model
 
 from lyra.core.errors import LyraError
 from lyra.models import api, learning, trust
@@ -592,10 +594,46 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
     ]
 
 
+def _known(kind: str, names: list[str]) -> str:
+    return f"the known {kind}: {', '.join(sorted(names))}" if names else f"this server offers no {kind}"
+
+
+class LyraMCPServer(MCPServer):
+    """The SDK's server, answering an unknown tool, prompt or resource with the JSON-RPC error ``-32602 Invalid
+    params`` that names it and lists the known ones (the SDK answered an unknown prompt with code 0 and an unknown
+    tool with a tool result)."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        known = [tool.name for tool in await self.list_tools()]
+        if name not in known:
+            raise MCPError(code=INVALID_PARAMS, message=f"unknown tool {name!r}; {_known('tools', known)}")
+        return await super().call_tool(name, arguments, context)
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Context[Any, Any] | None = None
+    ) -> GetPromptResult | InputRequiredResult:
+        known = [prompt.name for prompt in await self.list_prompts()]
+        if name not in known:
+            raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt {name!r}; {_known('prompts', known)}")
+        return await super().get_prompt(name, arguments, context)
+
+    async def read_resource(
+        self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
+    ) -> Iterable[ReadResourceContents] | InputRequiredResult:
+        resources = [str(r.uri) for r in await self.list_resources()]
+        templates = [t.uri_template for t in await self.list_resource_templates()]
+        if str(uri) not in resources and not templates:
+            message = f"unknown resource {str(uri)!r}; {_known('resources', resources)}"
+            raise MCPError(code=INVALID_PARAMS, message=message, data={"uri": str(uri)})
+        return await super().read_resource(uri, context)
+
+
 def create_mcp_server(ops: Operations) -> MCPServer:
     """An MCPServer exposing every operation as a tool (used over stdio, streamable HTTP, and in tests)."""
     tools = [_make_tool(spec) for spec in tool_specs(ops)]
-    return MCPServer(name="lyra", title="Lyra evidence graph", instructions=INSTRUCTIONS, tools=tools)
+    return LyraMCPServer(name="lyra", title="Lyra evidence graph", instructions=INSTRUCTIONS, tools=tools)
 
 
-__all__ = ["create_mcp_server", "inline_refs", "plain_optional_arguments", "tool_specs"]
+__all__ = ["LyraMCPServer", "create_mcp_server", "inline_refs", "plain_optional_arguments", "tool_specs"]
