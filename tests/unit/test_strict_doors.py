@@ -57,10 +57,6 @@ PATH_VALUES = {
 }
 
 
-class Reached(ConflictError):
-    code = "reached"
-
-
 class StubOperations:
     """Every operation records that it was reached and stops there (validation passed)."""
 
@@ -72,7 +68,7 @@ class StubOperations:
         def operation(*args: Any, **_kwargs: Any) -> Any:
             self.calls.append(name)
             self.requests.extend(args)
-            raise Reached(f"operation {name} reached")
+            raise ConflictError(f"operation {name} reached")  # 409 / a tool error: validation passed
 
         return operation
 
