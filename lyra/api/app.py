@@ -25,7 +25,8 @@ import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractContextManager, AsyncExitStack, asynccontextmanager
-from typing import Annotated, Any, get_args
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from fastapi import Body, FastAPI, Path, Query, Request, status
 from fastapi.exceptions import RequestValidationError
@@ -105,7 +106,8 @@ _NUMBER_TEXT = re.compile(r"-?[0-9]{1,30}(\.[0-9]{1,30})?([eE][-+]?[0-9]{1,3})?"
 
 def _scalar_kind(annotation: Any) -> type | None:
     """``bool``, ``int`` or ``float`` when the annotation is one of them (or it or None); else None."""
-    kinds = [a for a in (get_args(annotation) or (annotation,)) if a is not type(None)]
+    options = get_args(annotation) if get_origin(annotation) in (Union, UnionType) else (annotation,)
+    kinds = [a for a in options if a is not type(None)]
     if len(kinds) == 1 and kinds[0] in (bool, int, float):
         kind: type = kinds[0]
         return kind
