@@ -9,10 +9,11 @@ descriptions), so the two doors cannot drift. Errors: Lyra's error tree (``STATU
 request validation, a body that is not JSON, an unknown route or method become JSON bodies
 ``{"error", "message", "field"?, "hint"?}``; an unexpected failure is a 500 without a traceback.
 
-Guards, outermost first: :class:`BodyLimit` (the bytes actually received, for every route and ``/mcp``), the Host
-and Origin checks (DNS rebinding; browsers only from the server's own origin or ``LYRA_API_ALLOWED_ORIGINS``),
-Starlette's CORS middleware for those configured origins (so a preflight is answered before the token check), and
-the bearer token.
+Guards, outermost first: :class:`~lyra.api.guards.SingleHeaders` (one Host, Authorization and Origin header),
+:class:`BodyLimit` (the bytes actually received, for every route and ``/mcp``), the Host and Origin checks (DNS
+rebinding; browsers only from the server's own origin or ``LYRA_API_ALLOWED_ORIGINS``), Starlette's CORS
+middleware for those configured origins (so a preflight is answered before the token check), the bearer token,
+and :class:`~lyra.api.guards.McpMessages` (JSON-RPC ids, the answer at the MCP session cap).
 """
 
 from __future__ import annotations
@@ -21,21 +22,24 @@ import hashlib
 import hmac
 import json
 import logging
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractContextManager, AsyncExitStack, asynccontextmanager
-from typing import Annotated, Any
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from fastapi import Body, FastAPI, Path, Query, Request, status
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, BeforeValidator, Field, ValidationError, create_model
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from lyra.api.guards import McpMessages, SingleHeaders
 from lyra.core import errors
 from lyra.core.errors import LyraError
 from lyra.core.ids import TASK_ID_PATTERN
@@ -46,6 +50,7 @@ from lyra.services.operations import Operations
 
 log = logging.getLogger(__name__)
 PREFIX = "/api/v1"
+MCP_PATH = "/mcp"
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]", "::1"]
 # Every class of the error tree, one status each (exact class; tests/integration/test_error_mapping.py checks that
 # no class is missing and raises each through REST and MCP).
@@ -96,14 +101,68 @@ def status_for(exc: LyraError) -> int:
 
 
 # ----------------------------------------------------------------------------- parameters from the request models
-def parameters_of(model: type[BaseModel], *, without: tuple[str, ...] = (), name: str) -> type[BaseModel]:
+_INTEGER_TEXT = re.compile(r"-?[0-9]{1,30}")
+_NUMBER_TEXT = re.compile(r"-?[0-9]{1,30}(\.[0-9]{1,30})?([eE][-+]?[0-9]{1,3})?")
+
+
+def _scalar_kind(annotation: Any) -> type | None:
+    """``bool``, ``int`` or ``float`` when the annotation is one of them (or it or None); else None."""
+    options = get_args(annotation) if get_origin(annotation) in (Union, UnionType) else (annotation,)
+    kinds = [a for a in options if a is not type(None)]
+    if len(kinds) == 1 and kinds[0] in (bool, int, float):
+        kind: type = kinds[0]
+        return kind
+    return None
+
+
+def _from_query_text(kind: type) -> Callable[[Any], Any]:
+    """A query parameter is text; it becomes a boolean, integer or number only when written as one, exactly:
+    ``true``/``false``; digits; a decimal number. ``1``/``yes``/``on``, ``7.0`` for an integer, ``1_000``, spaces,
+    ``nan`` are refused like a JSON body's wrong type."""
+
+    def convert(value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        if kind is bool:
+            if value not in ("true", "false"):
+                raise ValueError("must be true or false")
+            return value == "true"
+        if kind is int:
+            if not _INTEGER_TEXT.fullmatch(value):
+                raise ValueError("must be a whole number written in digits, e.g. 5")
+            return int(value)
+        if not _NUMBER_TEXT.fullmatch(value):
+            raise ValueError("must be a number written in digits, e.g. 2.5")
+        return float(value)
+
+    return convert
+
+
+def _strict_model(name: str, fields: dict[str, tuple[Any, Any]], *, query: bool) -> type[BaseModel]:
+    """A parameter model validated like the request models (a :class:`~lyra.models.api.Request`: strict, no
+    coercion, unknown names refused, a list also from its JSON text). A query
+    model first turns each boolean, integer or number parameter's text into its value (:func:`_from_query_text`)."""
+    if query:
+        fields = {
+            field: (Annotated[annotation, BeforeValidator(_from_query_text(kind))], info)
+            if (kind := _scalar_kind(annotation)) is not None
+            else (annotation, info)
+            for field, (annotation, info) in fields.items()
+        }
+    generated: type[BaseModel] = create_model(name, __base__=api.Request, **fields)  # type: ignore[call-overload]
+    return generated
+
+
+def parameters_of(
+    model: type[BaseModel], *, without: tuple[str, ...] = (), name: str, query: bool = False
+) -> type[BaseModel]:
     """A query or body model holding ``model``'s own fields (types, limits, defaults, descriptions) minus those
-    the route takes from its path; unknown parameters are refused like unknown request fields."""
+    the route takes from its path; unknown parameters are refused like unknown request fields, and values are
+    validated strictly, as the request models (and so MCP) validate them."""
     fields: dict[str, Any] = {
         field: (info.annotation, info) for field, info in model.model_fields.items() if field not in without
     }
-    generated: type[BaseModel] = create_model(name, __config__=ConfigDict(extra="forbid"), **fields)
-    return generated
+    return _strict_model(name, fields, query=query)
 
 
 QueueTargetsBody = parameters_of(api.QueueTargetsRequest, without=("task_id",), name="QueueTargetsBody")
@@ -115,33 +174,35 @@ StopTaskBody = parameters_of(api.StopTaskRequest, without=("task_id",), name="St
 JudgeRemainingBody = parameters_of(api.JudgeRemainingRequest, without=("task_id",), name="JudgeRemainingBody")
 FeedbackBody = parameters_of(trust.FeedbackRequest, without=("task_id",), name="FeedbackBody")
 ViewBody = parameters_of(api.QueryViewRequest, without=("name",), name="ViewBody")
-AuthQueueQuery = parameters_of(api.GetAuthQueueRequest, without=("task_id",), name="AuthQueueQuery")
+AuthQueueQuery = parameters_of(api.GetAuthQueueRequest, without=("task_id",), name="AuthQueueQuery", query=True)
 ResolveAuthBody = parameters_of(api.ResolveAuthRequest, without=("task_id", "intervention_id"), name="ResolveAuthBody")
-StatusQuery = parameters_of(api.GetStatusRequest, without=("task_id",), name="StatusQuery")
-GraphQuery = parameters_of(api.GetEvidenceGraphRequest, without=("task_id",), name="GraphQuery")
-MaterialsQuery: type[BaseModel] = create_model(  # type: ignore[call-overload]
+StatusQuery = parameters_of(api.GetStatusRequest, without=("task_id",), name="StatusQuery", query=True)
+GraphQuery = parameters_of(api.GetEvidenceGraphRequest, without=("task_id",), name="GraphQuery", query=True)
+MaterialsQuery = _strict_model(
     "MaterialsQuery",
-    __config__=ConfigDict(extra="forbid"),
-    **{field: (info.annotation, info) for field, info in api.MaterialsOptions.model_fields.items()},
-    limit=(
-        int | None,
-        Field(
-            default=None,
-            ge=1,
-            le=api.MATERIALS_PAGE_MAX,
-            description="claims per page (oldest first), answered with next_cursor when more follow; without it "
-            "every claim from cursor on is streamed as one JSON document",
+    {
+        **{field: (info.annotation, info) for field, info in api.MaterialsOptions.model_fields.items()},
+        "limit": (
+            int | None,
+            Field(
+                default=None,
+                ge=1,
+                le=api.MATERIALS_PAGE_MAX,
+                description="claims per page (oldest first), answered with next_cursor when more follow; without it "
+                "every claim from cursor on is streamed as one JSON document",
+            ),
         ),
-    ),
-    cursor=(str | None, api.GetMaterialsRequest.model_fields["cursor"]),
+        "cursor": (str | None, api.GetMaterialsRequest.model_fields["cursor"]),
+    },
+    query=True,
 )
 # claims per page when REST streams a whole task (each page is read, written and dropped before the next)
 REST_STREAM_PAGE = 500
-NoQuery = parameters_of(api.Request, name="NoQuery")
-ProposalsQuery = parameters_of(learning.ListProposalsRequest, name="ProposalsQuery")
-RulesQuery = parameters_of(learning.ListRulesRequest, name="RulesQuery")
-FeedbackListQuery = parameters_of(learning.FeedbackForComponentRequest, name="FeedbackListQuery")
-SimilarQuery = parameters_of(learning.FindSimilarRequest, without=("id",), name="SimilarQuery")
+NoQuery = parameters_of(api.Request, name="NoQuery", query=True)
+ProposalsQuery = parameters_of(learning.ListProposalsRequest, name="ProposalsQuery", query=True)
+RulesQuery = parameters_of(learning.ListRulesRequest, name="RulesQuery", query=True)
+FeedbackListQuery = parameters_of(learning.FeedbackForComponentRequest, name="FeedbackListQuery", query=True)
+SimilarQuery = parameters_of(learning.FindSimilarRequest, without=("id",), name="SimilarQuery", query=True)
 ApproveBody = parameters_of(learning.ApproveProposalRequest, without=("id",), name="ApproveBody")
 RejectBody = parameters_of(learning.RejectProposalRequest, without=("id",), name="RejectBody")
 RetireBody = parameters_of(learning.RetireRuleRequest, without=("id",), name="RetireBody")
@@ -291,6 +352,12 @@ class BodyLimit:
 
 def _install_guards(app: FastAPI, settings: Settings) -> None:
     """The guards as middleware; added innermost first (Starlette wraps each new one around the others)."""
+    app.add_middleware(
+        McpMessages,
+        path=MCP_PATH,
+        max_sessions=settings.mcp_max_sessions,
+        idle_seconds=settings.mcp_session_idle_seconds,
+    )
     hosts = {h.lower() for h in _allowed_hosts(settings)}
     configured_origins = set(settings.api_allowed_origins)
     token = settings.api_token.get_secret_value() if settings.api_token else None
@@ -345,6 +412,7 @@ def _install_guards(app: FastAPI, settings: Settings) -> None:
         )
     app.add_middleware(BaseHTTPMiddleware, dispatch=host_and_origin_guard)
     app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
+    app.add_middleware(SingleHeaders)
 
 
 # ----------------------------------------------------------------------------- routes
@@ -428,7 +496,7 @@ def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> 
         return ops.judge_remaining(api.JudgeRemainingRequest(task_id=task_id, **_fields(body)))
 
     @app.get(f"{PREFIX}/tasks/{{task_id}}/materials", response_model=api.Materials, tags=["evidence"])
-    def get_materials(task_id: TaskIdPath, query: Annotated[MaterialsQuery, Query()]) -> Response:
+    def get_materials(task_id: TaskIdPath, query: Annotated[MaterialsQuery, Query()]) -> Response:  # type: ignore[valid-type]
         """Claims with confidence, uncertainty, controversy and their evidence, computed now from the edges."""
         fields = _fields(query)
         limit, cursor = fields.pop("limit"), fields.pop("cursor")
@@ -461,7 +529,8 @@ def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> 
 
     @app.post(f"{PREFIX}/maintenance/gc", tags=["maintenance"])
     def collect_garbage(request: Annotated[api.CollectGarbageRequest | None, Body()] = None) -> api.GarbageReport:
-        """Graph-wide orphan sweep (counts first; dry_run defaults to true; refused with 409 while jobs run)."""
+        """Graph-wide orphan sweep (counts first; dry_run defaults to true; a real run needs dry_run=false and
+        confirm=true; refused with 409 while jobs run)."""
         return ops.collect_garbage(request or api.CollectGarbageRequest())
 
     @app.post(f"{PREFIX}/search", tags=["explore"])
@@ -597,7 +666,12 @@ def create_app(
             allowed_origins=_own_origins(settings) + list(settings.api_allowed_origins),
         )
         mcp_app = mcp_server.streamable_http_app(
-            streamable_http_path="/mcp", transport_security=security, host=settings.api_host, stateless_http=False
+            streamable_http_path=MCP_PATH,
+            transport_security=security,
+            host=settings.api_host,
+            stateless_http=False,
+            max_sessions=settings.mcp_max_sessions,
+            session_idle_timeout=settings.mcp_session_idle_seconds,
         )
         mcp_routes = list(mcp_app.routes)
 

@@ -91,7 +91,7 @@ def graph_gc(
     """Sweep what soft clean-ups leave: claims and jobs no task holds, fragments no task's claim uses on pages no
     task uses, citations and pages left empty. Counts first; removes only with --apply (never while jobs run)."""
     with operations() as ops:
-        out.print_json(ops.collect_garbage(CollectGarbageRequest(dry_run=not apply)).model_dump_json())
+        out.print_json(ops.collect_garbage(CollectGarbageRequest(dry_run=not apply, confirm=apply)).model_dump_json())
 
 
 @graph_app.command("rescore")

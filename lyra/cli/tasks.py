@@ -29,6 +29,7 @@ from lyra.cli.common import (
 from lyra.core.errors import InvalidInputError
 from lyra.models.api import (
     MATERIALS_PAGE_MAX,
+    AcademicSearchMode,
     AddClaimsRequest,
     AddClaimsResponse,
     CreateTaskRequest,
@@ -351,7 +352,7 @@ def research(
             ingest_request = IngestRequest(task_id=start.task_id, paths=request.corpus, extract_claims=extract_claims)
             with ingest_progress() as progress:
                 print_ingest_summary(ops.ingest(ingest_request, progress))
-        mode = None if academic is None else ("always" if academic else "off")
+        mode: AcademicSearchMode | None = None if academic is None else ("always" if academic else "off")
         if web or mode != "off":
             options = TargetOptions(web_search=web, academic_search=mode)
             targets = [Target(kind="query", value=request.question, options=options)]

@@ -206,6 +206,10 @@ class Settings(BaseSettings):
     # server's own pages (same origin) and clients that send no Origin (MCP clients, scripts, curl)
     api_allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     api_max_body_bytes: int = Field(default=1_000_000, ge=1024)
+    # MCP over streamable HTTP: at most this many sessions open at once (an `initialize` over the cap gets 503 and a
+    # JSON-RPC error); a session with no request in flight (and no open GET stream) for this long is closed
+    mcp_max_sessions: int = Field(default=100, ge=1, le=100_000)
+    mcp_session_idle_seconds: float = Field(default=1800, gt=0, le=7 * 86_400)
 
     # --- academic research flow (seed 003 Steps 2, 3, 5; decisions 5, 6, 11): what a doi / query job reads
     # whether a query job searches Semantic Scholar and OpenAlex too: always | auto (only a query that looks academic,

@@ -14,16 +14,18 @@ import inspect
 import json
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.lowlevel.helper_types import ReadResourceContents
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
-from mcp_types import ToolAnnotations
-from pydantic import BaseModel, ConfigDict, create_model
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, CallToolResult, GetPromptResult, InputRequiredResult, ToolAnnotations
+from pydantic import AnyUrl, BaseModel, ConfigDict, create_model
 
 from lyra.core.errors import LyraError
 from lyra.models import api, learning, trust
@@ -123,6 +125,30 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     return inlined
 
 
+def plain_optional_arguments(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with each optional argument published as its one plain type: ``list[str] | None`` is
+    ``{"type": "array", "items": ...}`` rather than ``{"anyOf": [{"type": "array", ...}, {"type": "null"}]}``.
+
+    Clients that build arguments from the schema's ``type`` (the MCP Inspector CLI among them) send an ``anyOf``
+    argument as a string. Leaving such an argument out still means none (its default), and ``null`` is still
+    accepted: the request model, not this schema, validates the arguments."""
+    properties: dict[str, Any] = {}
+    for name, prop in schema.get("properties", {}).items():
+        variants = prop.get("anyOf")
+        others = [v for v in variants or [] if v.get("type") != "null"]
+        if variants and len(others) < len(variants):
+            rest = {k: v for k, v in prop.items() if k != "anyOf" and not (k == "default" and v is None)}
+            if len(others) == 1:
+                prop = {**others[0], **rest}
+            elif all(v.get("type") == "string" and ("enum" in v or "const" in v) for v in others):
+                names = [n for v in others for n in v.get("enum", [v.get("const")])]  # one list of names
+                prop = {"type": "string", "enum": names, **rest}
+            else:
+                prop = {"anyOf": others, **rest}
+        properties[name] = prop
+    return {**schema, "properties": properties} if "properties" in schema else schema
+
+
 CONTEXT_KWARG = "lyra_request_context"  # the SDK passes the request's context here (never an argument)
 
 
@@ -207,7 +233,7 @@ def _make_tool(spec: ToolSpec) -> Tool:
         __base__=_StrictArguments,
         **{name: (field.annotation, field) for name, field in fields.items()},
     )
-    schema = inline_refs(strict.model_json_schema(by_alias=True))
+    schema = plain_optional_arguments(inline_refs(strict.model_json_schema(by_alias=True)))
     return tool.model_copy(
         update={
             "parameters": schema,
@@ -436,7 +462,8 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
             "Sweep orphaned graph data",
             "Graph-wide clean-up of what soft clean-ups leave behind: claims and jobs no task holds, fragments with "
             "no stance edge to a task's claim on pages no task uses, citations and pages left empty. Always counts "
-            "first; dry_run=true (default) only counts. Refused while any job runs. Domains, override rules and the "
+            "first; dry_run=true (default) only counts; a real run needs dry_run=false and confirm=true. Refused "
+            "while any job runs. Domains, override rules and the "
             "audit log are never touched.",
             api.CollectGarbageRequest,
             api.GarbageReport,
@@ -596,10 +623,46 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
     ]
 
 
+def _known(kind: str, names: list[str]) -> str:
+    return f"the known {kind}: {', '.join(sorted(names))}" if names else f"this server offers no {kind}"
+
+
+class LyraMCPServer(MCPServer):
+    """The SDK's server, answering an unknown tool, prompt or resource with the JSON-RPC error ``-32602 Invalid
+    params`` that names it and lists the known ones (the SDK answered an unknown prompt with code 0 and an unknown
+    tool with a tool result)."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        known = [tool.name for tool in await self.list_tools()]
+        if name not in known:
+            raise MCPError(code=INVALID_PARAMS, message=f"unknown tool {name!r}; {_known('tools', known)}")
+        return await super().call_tool(name, arguments, context)
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Context[Any, Any] | None = None
+    ) -> GetPromptResult | InputRequiredResult:
+        known = [prompt.name for prompt in await self.list_prompts()]
+        if name not in known:
+            raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt {name!r}; {_known('prompts', known)}")
+        return await super().get_prompt(name, arguments, context)
+
+    async def read_resource(
+        self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
+    ) -> Iterable[ReadResourceContents] | InputRequiredResult:
+        resources = [str(r.uri) for r in await self.list_resources()]
+        templates = [t.uri_template for t in await self.list_resource_templates()]
+        if str(uri) not in resources and not templates:
+            message = f"unknown resource {str(uri)!r}; {_known('resources', resources)}"
+            raise MCPError(code=INVALID_PARAMS, message=message, data={"uri": str(uri)})
+        return await super().read_resource(uri, context)
+
+
 def create_mcp_server(ops: Operations) -> MCPServer:
     """An MCPServer exposing every operation as a tool (used over stdio, streamable HTTP, and in tests)."""
     tools = [_make_tool(spec) for spec in tool_specs(ops)]
-    return MCPServer(name="lyra", title="Lyra evidence graph", instructions=INSTRUCTIONS, tools=tools)
+    return LyraMCPServer(name="lyra", title="Lyra evidence graph", instructions=INSTRUCTIONS, tools=tools)
 
 
-__all__ = ["create_mcp_server", "inline_refs", "tool_specs"]
+__all__ = ["LyraMCPServer", "create_mcp_server", "inline_refs", "plain_optional_arguments", "tool_specs"]

@@ -6,10 +6,12 @@ Requests forbid unknown fields; every limit is declared here, so both front door
 
 from __future__ import annotations
 
+import json
 import unicodedata
-from typing import Annotated, Any, Literal
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, StringConstraints, model_validator
 
 from lyra.core.ids import TASK_ID_PATTERN
 from lyra.core.text import question_cue
@@ -86,8 +88,40 @@ AcademicSearchMode = Literal["always", "auto", "off"]
 MAX_TARGETS = 200
 
 
+def _is_list(annotation: Any) -> bool:
+    """A ``list[...]`` annotation, or ``list[...] | None``."""
+    if get_origin(annotation) in (Union, UnionType):
+        return any(get_origin(option) is list for option in get_args(annotation))
+    return get_origin(annotation) is list
+
+
 class Request(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """Every request (and every model nested in one) is validated strictly on every door: unknown fields are
+    refused, and no value is coerced: an integer field takes only an integer (not ``true``, ``"7"`` or ``7.0``), a
+    boolean only ``true``/``false``, a string only a string; a number field takes an integer or a float.
+
+    One exception, for MCP clients that send an argument as text when its schema is not a plain ``array`` (the MCP
+    Inspector CLI's ``--tool-arg include_ids='["pg_x"]'``): a list field also takes the JSON text of an array
+    (a string starting with ``[``); any other string stays a string and is refused as not a list."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lists_from_json_text(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        parsed: dict[str, Any] | None = None
+        for name, field in cls.model_fields.items():
+            value = data.get(name)
+            if isinstance(value, str) and value.lstrip().startswith("[") and _is_list(field.annotation):
+                try:
+                    items = json.loads(value)
+                except (ValueError, RecursionError):
+                    continue  # not JSON: refused as a string where a list belongs
+                if isinstance(items, list):
+                    parsed = {**(parsed or data), name: items}
+        return data if parsed is None else parsed
 
 
 class Response(BaseModel):
@@ -131,7 +165,14 @@ class CreateTaskResponse(Response):
     claim_ids: list[str]
     status: str
     next_step: str = Field(description="what to call next")
-    notes: list[str] = Field(default_factory=list, description="how the request was read (a question hypothesis)")
+    notes: list[str] = Field(
+        default_factory=list, description="how the request was read (a question hypothesis, repeated claims)"
+    )
+    duplicates_ignored: list[str] = Field(
+        default_factory=list,
+        description="the texts of config.claims that repeat the hypothesis or an earlier claim (same text ignoring "
+        "case, extra whitespace and trailing punctuation): the task holds each claim once",
+    )
 
 
 class TaskSummary(Response):
@@ -882,6 +923,11 @@ class SearchResults(Response):
 # ----------------------------------------------------------------------------- garbage collection
 class CollectGarbageRequest(Request):
     dry_run: bool = Field(default=True, description="only count what would be removed; write nothing")
+    confirm: bool = Field(
+        default=False,
+        description="a real run (dry_run=false) also needs confirm=true, a second explicit confirmation; without "
+        "it the run is refused and nothing is removed",
+    )
 
 
 class GarbageCounts(Response):

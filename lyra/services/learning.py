@@ -957,7 +957,7 @@ class LearningService:
             "conflicts": json.dumps([{"rule_id": r.id, "rule_content": r.content, "reason": why} for r, why in found]),
         }
         self.store.run("learning/create_proposal", {"row": row, "evidence_ids": [r["id"] for r in group]})
-        return self.get_proposal(GetProposalRequest(id=row["id"]))
+        return self.get_proposal(GetProposalRequest(id=str(row["id"])))
 
     def _propose_refit(self) -> Proposal | str | None:
         """A CALIBRATION_REFIT when the reviewed samples give a calibrator that lowers the held-out ECE."""
@@ -1007,7 +1007,7 @@ class LearningService:
             "conflicts": "[]",
         }
         self.store.run("learning/create_proposal", {"row": row, "evidence_ids": []})
-        return self.get_proposal(GetProposalRequest(id=row["id"]))
+        return self.get_proposal(GetProposalRequest(id=str(row["id"])))
 
     def propose_rule(self, request: ProposeRuleRequest) -> Proposal:
         """A guideline written by a reviewer, for any component; the same meta-review as generated proposals.
@@ -1051,7 +1051,7 @@ class LearningService:
             "conflicts": "[]",
         }
         self.store.run("learning/create_proposal", {"row": row, "evidence_ids": [r["id"] for r in evidence]})
-        return self.get_proposal(GetProposalRequest(id=row["id"]))
+        return self.get_proposal(GetProposalRequest(id=str(row["id"])))
 
     # ---------------------------------------------------------------- predicted effect
     def regression_pairs(self, exclude: Sequence[LabelledPair] = ()) -> list[LabelledPair]:

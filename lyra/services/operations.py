@@ -167,10 +167,15 @@ class Operations:
         as_claim, notes = self._hypothesis_as_claim(request.hypothesis, config.hypothesis_as_claim, config.claims)
         created = self.tasks.create_task(task_id, request.hypothesis, hypothesis_as_claim=as_claim)
         claim_ids = list(created.get("claim_ids", []))
-        extra = [c for c in config.claims if c != request.hypothesis or not as_claim]
-        if extra:
-            claim_ids += self.tasks.add_claims(task_id, extra)
-        claim_ids = list(dict.fromkeys(claim_ids))  # a claim given twice is held once
+        # one claim per text (claim_key): a claim given twice, or the hypothesis again, is held once, and said so
+        added = self.tasks.add_claims_reported(task_id, config.claims) if config.claims else []
+        claim_ids = list(dict.fromkeys([*claim_ids, *(claim.claim_id for claim in added)]))
+        duplicates = [text for text, claim in zip(config.claims, added, strict=True) if not claim.created]
+        if duplicates:
+            notes.append(
+                f"{len(duplicates)} of config.claims repeated a claim given before (the same text ignoring case, "
+                "extra whitespace and trailing punctuation) and were held once: see duplicates_ignored"
+            )
         if config.max_pages is not None or config.max_seconds is not None:
             self.store.run(
                 "jobs/set_task_budget",
@@ -183,6 +188,7 @@ class Operations:
             status=created["status"],
             next_step="queue_targets(task_id, targets) to gather evidence, then get_status(task_id, wait=...)",
             notes=notes,
+            duplicates_ignored=duplicates,
         )
 
     def add_claims(self, request: AddClaimsRequest) -> AddClaimsResponse:
@@ -260,7 +266,15 @@ class Operations:
         return self.interventions.resolve(request)
 
     def collect_garbage(self, request: CollectGarbageRequest) -> GarbageReport:
-        """The global orphan sweep (what soft clean-ups leave behind): counts first; removes unless dry_run."""
+        """The global orphan sweep (what soft clean-ups leave behind): counts first; removes only when dry_run is
+        false and confirm is true (two explicit booleans), else a real run is refused before anything is read."""
+        if not request.dry_run and not request.confirm:
+            raise InvalidInputError(
+                "confirm",
+                "a real garbage collection (dry_run=false) deletes data: it also needs confirm=true; nothing was "
+                "removed",
+                hint="run with dry_run=true first to see the counts, then dry_run=false with confirm=true",
+            )
         return self.cleanup.collect_garbage(request.dry_run)
 
     def rescore_claims(self, request: RescoreRequest) -> RescoreReport:

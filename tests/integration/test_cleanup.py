@@ -3,13 +3,19 @@ graph-wide garbage collection of what soft clean-ups leave behind."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import anyio
+import httpx
 import pytest
+from mcp import Client
 
+from lyra.api.app import create_app
 from lyra.bootstrap import Services
 from lyra.core.errors import ConflictError
+from lyra.mcp.server import create_mcp_server
 from lyra.models.api import GarbageCounts, QueueTargetsRequest, Target
 from lyra.services.jobs import JobService
 
@@ -293,3 +299,44 @@ def test_hard_cleanup_removes_the_unjudged_passages_of_the_pages_the_task_read(g
     graph.evidence.record_task_reads("reader", [page], "test")
     report = graph.cleanup.cleanup("reader", "hard")
     assert (report.removed.fragments, report.removed.pages) == (1, 1)
+
+
+def test_a_real_gc_needs_a_strict_dry_run_false_and_confirm_true_on_both_doors(graph: Services) -> None:
+    """issue 28 item 5.4: a mistyped flag ran the collection for real. Now a real run needs two real booleans."""
+    build_two_tasks(graph)
+    graph.cleanup.cleanup("task_a", "soft")
+    cypher(graph, "MATCH (t:Task {id: 'task_b'}) DETACH DELETE t")
+    before = graph.cleanup.counts()
+    app = create_app(graph.operations, graph.settings)
+    server = create_mcp_server(graph.operations)
+
+    async def rest(body: dict[str, object]) -> tuple[int, dict[str, object]]:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as client:
+            answer = await client.post("/api/v1/maintenance/gc", json=body)
+            return answer.status_code, answer.json()
+
+    async def mcp(arguments: dict[str, object]) -> tuple[bool, dict[str, object]]:
+        async with Client(server) as client:
+            result = await client.call_tool("collect_garbage", arguments)
+            text = " ".join(getattr(c, "text", "") for c in result.content)
+            return result.is_error, json.loads(text[text.index("{") :]) if result.is_error else {}
+
+    refused = [
+        ({"dry_run": False}, "confirm"),
+        ({"dry_run": False, "confirm": False}, "confirm"),
+        ({"dry_run": False, "confirm": "true"}, "confirm"),
+        ({"dry_run": False, "confirm": 1}, "confirm"),
+        ({"dry_run": "false", "confirm": True}, "dry_run"),
+        ({"dry_run": 0, "confirm": True}, "dry_run"),
+        ({"dry_run": None, "confirm": True}, "dry_run"),
+    ]
+    for body, field in refused:
+        code, error = anyio.run(rest, body)
+        assert code == 422 and error["field"] == field, (body, error)
+        is_error, error = anyio.run(mcp, body)
+        assert is_error and (error["error"], error["field"]) == ("invalid_input", field), (body, error)
+        assert graph.cleanup.counts() == before, body  # nothing removed
+    code, dry = anyio.run(rest, {"dry_run": True, "confirm": True})  # confirm does not turn a dry run into a real one
+    assert code == 200 and dry["dry_run"] and graph.cleanup.counts() == before
+    code, real = anyio.run(rest, {"dry_run": False, "confirm": True})
+    assert code == 200 and real["removed"] == real["found"] == dry["found"] and graph.cleanup.counts() != before

@@ -66,6 +66,15 @@ def test_create_task_queue_and_status_through_rest(app: FastAPI) -> None:
     assert stopped.status_code == 200 and stopped.json()["cancelled_jobs"] == 1 and stopped.json()["resumable"]
 
 
+def test_create_task_through_rest_holds_a_repeated_claim_once(app: FastAPI, example: Services) -> None:
+    body = {"hypothesis": "Tea lowers blood pressure", "config": {"task_id": "tea_twice", "claims": ["X is Y"] * 2}}
+    created = request(app, "POST", "/api/v1/tasks", json=body)
+    assert created.status_code == 201, created.text
+    assert len(created.json()["claim_ids"]) == 2 and created.json()["duplicates_ignored"] == ["X is Y"]
+    texts = [r["text"] for r in example.store.run("tasks/task_claims", {"task_id": "tea_twice"})]
+    assert sorted(texts) == ["Tea lowers blood pressure", "X is Y"]
+
+
 def test_add_claims_through_rest_returns_the_claim_the_task_holds(app: FastAPI) -> None:
     claims = {"claims": ["Vitamin D lowers blood pressure", "vitamin d lowers blood pressure."]}
     added = request(app, "POST", f"/api/v1/tasks/{TASK}/claims", json=claims)

@@ -51,6 +51,20 @@ def test_create_task_holds_a_claim_given_twice_once(graph: Services) -> None:
     created = graph.operations.create_task(CreateTaskRequest(hypothesis="Tea lowers blood pressure", config=config))
     assert len(created.claim_ids) == 2
     assert claim_texts(graph, "twice") == ["Tea lowers blood pressure", "Tea calms"]
+    assert created.duplicates_ignored == ["tea lowers blood pressure.", "tea calms"]
+    assert any("duplicates_ignored" in note for note in created.notes)
+
+
+def test_create_task_with_the_same_claim_twice_makes_one_claim_and_says_so(graph: Services) -> None:
+    """issue 28 item 5.2: config.claims ["X", "X"] made two identical claims."""
+    config = TaskConfig(task_id="same_twice", claims=["Tea calms", "Tea calms"], hypothesis_as_claim=False)
+    created = graph.operations.create_task(CreateTaskRequest(hypothesis="About tea", config=config))
+    assert len(created.claim_ids) == 1 and claim_texts(graph, "same_twice") == ["Tea calms"]
+    assert created.duplicates_ignored == ["Tea calms"]
+    single = graph.operations.create_task(
+        CreateTaskRequest(hypothesis="About coffee", config=TaskConfig(task_id="single", claims=["Coffee wakes"]))
+    )
+    assert single.duplicates_ignored == [] and not any("duplicates_ignored" in n for n in single.notes)
 
 
 def test_concurrent_adds_of_the_same_claim_make_one_claim(graph: Services) -> None:
