@@ -1,7 +1,7 @@
 """Benchmark: budgeted citation expansion against the local replay server, stage by stage, and the ingest rate of
 abstract pages.
 
-A :class:`~lyra.sources.scholarly.replay.ReplayServer` serves ``synthetic_corpus(sources, candidates, seed)`` on
+A :class:`~lyra.testing.scholarly.ReplayServer` serves ``synthetic_corpus(sources, candidates, seed)`` on
 127.0.0.1 (both APIs' shapes). The real code path runs twice (``Services.academic``: resolve each source paper,
 ``expand``, ``write_graph``, ``read``) into a throw-away task, with an empty FAISS index, NLI cache and response
 cache in a temporary state folder: run 1 sends its requests, run 2 (a fresh ``AcademicResearch`` on the same cache
@@ -28,7 +28,7 @@ from lyra.models.ingest import IngestReport
 from lyra.services.academic import AcademicRun, CitationFilter
 from lyra.sources.local_files import SourceDocument
 from lyra.sources.scholarly import PaperId, PaperIndex
-from lyra.sources.scholarly.replay import Corpus, ReplayServer, synthetic_corpus
+from lyra.testing.scholarly import Corpus, ReplayServer, synthetic_corpus
 
 TASK_ID = "bench_citations"
 CLAIM = "Sleep, diet, exercise, supplements, screen time and coffee affect health outcomes"

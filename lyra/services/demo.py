@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from lyra.sources.scholarly.replay import Corpus, ReplayServer
+from lyra.testing.scholarly import Corpus, ReplayServer
 
 SCHOLARLY_DEMO_TASK = "demo_scholarly"
 SCHOLARLY_DEMO_HYPOTHESIS = "Time-restricted eating improves insulin sensitivity in adults"

@@ -1,5 +1,5 @@
 """The academic flow end to end: doi and query jobs against a real HTTP server on 127.0.0.1 that answers in
-Semantic Scholar's and OpenAlex's shapes (lyra.sources.scholarly.replay, serving the demo's corpus), the real
+Semantic Scholar's and OpenAlex's shapes (lyra.testing.scholarly, serving the demo's corpus), the real
 Neo4j, the real offline embedder, stance judge and local LLM (the judge's second opinion; Stage 2 of citation
 expansion asks none by default since issue 25).
 
@@ -31,7 +31,7 @@ from lyra.models.api import (
     TaskStatus,
 )
 from lyra.services.research import ResearchExecutor
-from lyra.sources.scholarly.replay import Corpus, ReplayServer
+from lyra.testing.scholarly import Corpus, ReplayServer
 
 pytestmark = pytest.mark.neo4j
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ import pytest
 
 from lyra.bench.citations import TASK_ID, CitationBenchResult, corpus_counts
 from lyra.bootstrap import Services
-from lyra.sources.scholarly.replay import synthetic_corpus
+from lyra.testing.scholarly import synthetic_corpus
 
 from .helpers import run_lyra
 

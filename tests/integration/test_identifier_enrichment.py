@@ -20,8 +20,8 @@ from lyra.core.settings import Settings
 from lyra.models.api import QueueTargetsRequest, Target, TargetOptions
 from lyra.services.jobs import ClaimedJob, JobContext, JobOutcome, JobService
 from lyra.services.research import ResearchExecutor
-from lyra.sources.scholarly.replay import Corpus, ReplayServer
 from lyra.sources.web import WebFetcher
+from lyra.testing.scholarly import Corpus, ReplayServer
 
 from .helpers import article_site
 

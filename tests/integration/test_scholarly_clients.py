@@ -22,8 +22,8 @@ import pytest
 from lyra.core.errors import BudgetExhausted, SourceUnavailable
 from lyra.core.settings import Settings, load_settings
 from lyra.sources.scholarly import Paper, PaperId, ScholarlySources, build_sources, parse_identifier
-from lyra.sources.scholarly.replay import Corpus, ReplayServer, synthetic_corpus
 from lyra.sources.scholarly.semantic_scholar import FIELDS
+from lyra.testing.scholarly import Corpus, ReplayServer, synthetic_corpus
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "scholarly"
 CORPUS = Corpus.load(DATA / "corpus.json")
@@ -502,7 +502,7 @@ def test_replay_openalex_answers_work_urls_and_meta(server: ReplayServer) -> Non
 
 def test_replay_runs_as_a_module_and_takes_faults_over_http(tmp_path: Path) -> None:
     process = subprocess.Popen(
-        [sys.executable, "-m", "lyra.sources.scholarly.replay", "--corpus", str(DATA / "corpus.json")],
+        [sys.executable, "-m", "lyra.testing.scholarly", "--corpus", str(DATA / "corpus.json")],
         stdout=subprocess.PIPE,
         text=True,
         cwd=Path(__file__).resolve().parents[2],

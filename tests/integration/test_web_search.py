@@ -517,7 +517,7 @@ def test_the_browser_engine_reads_the_results_page_in_chromium_after_searxng_fai
 def test_without_a_reachable_engine_a_query_job_still_finishes_through_the_academic_apis(
     graph: Services, web: Web, tmp_path: Path
 ) -> None:
-    from lyra.sources.scholarly.replay import Corpus, ReplayServer
+    from lyra.testing.scholarly import Corpus, ReplayServer
 
     corpus = Path(__file__).resolve().parents[2] / "config" / "examples" / "scholarly" / "corpus.json"
     graph.tasks.create_task("web_none", "Time-restricted eating improves insulin sensitivity in adults")
@@ -559,7 +559,7 @@ def test_a_natural_question_is_searched_in_the_academic_apis_too_and_a_skip_says
     graph: Services, web: Web, tmp_path: Path
 ) -> None:
     from lyra.services.academic import is_academic_query
-    from lyra.sources.scholarly.replay import Corpus, ReplayServer
+    from lyra.testing.scholarly import Corpus, ReplayServer
 
     question = "Does drinking coffee in the afternoon reduce sleep duration in adults?"
     assert not is_academic_query(question)  # the old rule skipped the academic APIs once the web had read a page

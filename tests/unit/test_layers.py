@@ -6,7 +6,11 @@ under ``if TYPE_CHECKING:``):
          ├─> api, mcp (adapters: Operations + models + core only)
     bench ──> services (the application layer) ──> graph, ml, sources ──> models, core
 
+    testing (test doubles shipped for users' tests and the demo) ──> sources, models, core
+
 Nothing imports an adapter except the composition root, and nothing below ``services`` imports ``services``.
+``lyra.testing`` stays off the product's real paths: only the demo (``lyra.services.demo``) and the benchmarks
+(``lyra.bench``) import it.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ LAYER_OF_COMPONENT = {
     "api": "adapter",
     "mcp": "adapter",
     "bench": "tool",
+    "testing": "testing",
     "cli": "entry",
     "__main__": "entry",
     "bootstrap": "root",
@@ -40,11 +45,16 @@ ALLOWED_LAYERS = {
     "lower": {"lower", "base"},
     "application": {"application", "lower", "base"},
     "adapter": {"base"},  # plus lyra.services.operations, see ADAPTER_MAY_IMPORT
-    "tool": {"root", "application", "lower", "base", "tool"},
+    "tool": {"root", "application", "lower", "base", "tool", "testing"},
+    "testing": {"testing", "base"},  # plus lyra.sources, see TESTING_MAY_IMPORT
     "entry": {"entry", "root", "tool", "application", "base"},
     "root": {"root", "adapter", "application", "lower", "base"},
 }
 ADAPTER_MAY_IMPORT = {"lyra.services.operations"}
+# the test doubles speak the real clients' vocabulary (lyra.sources), nothing else below them
+TESTING_MAY_IMPORT = {"sources"}
+# the only product modules (or packages, with everything under them) that may import lyra.testing
+TESTING_IMPORTED_BY = ("lyra.services.demo", "lyra.bench", "lyra.testing")
 
 
 def module_name(path: Path, root: Path = PACKAGE) -> str:
@@ -87,6 +97,10 @@ def imports_of(path: Path, root: Path = PACKAGE) -> Iterator[tuple[int, str]]:
 
 def allowed(source: str, target: str) -> bool:
     src_layer, dst_layer = LAYER_OF_COMPONENT[component(source)], LAYER_OF_COMPONENT[component(target)]
+    if dst_layer == "testing":
+        return any(source == m or source.startswith(f"{m}.") for m in TESTING_IMPORTED_BY)
+    if src_layer == "testing" and component(target) in TESTING_MAY_IMPORT:
+        return True
     if src_layer == "adapter" and (target in ADAPTER_MAY_IMPORT or component(target) == component(source)):
         return True
     return dst_layer in ALLOWED_LAYERS[src_layer]
@@ -138,6 +152,12 @@ def test_the_rule_catches_an_adapter_import_hidden_under_type_checking(tmp_path:
         ("lyra.graph.store", "lyra.services.operations"),
         ("lyra.models.api", "lyra.graph.store"),
         ("lyra.cli.common", "lyra.graph.server"),
+        ("lyra.services.research", "lyra.testing.scholarly"),
+        ("lyra.sources.scholarly.provider", "lyra.testing.scholarly"),
+        ("lyra.cli.server", "lyra.testing.scholarly"),
+        ("lyra.bootstrap", "lyra.testing.scholarly"),
+        ("lyra.testing.scholarly", "lyra.graph.store"),
+        ("lyra.testing.scholarly", "lyra.services.ingest"),
     ],
 )
 def test_forbidden_edges_are_forbidden(source: str, target: str) -> None:
@@ -153,6 +173,10 @@ def test_forbidden_edges_are_forbidden(source: str, target: str) -> None:
         ("lyra.cli.server", "lyra.bootstrap"),
         ("lyra.services.research", "lyra.services.ingest"),
         ("lyra.ml.nli", "lyra.sources.injection"),
+        ("lyra.services.demo", "lyra.testing.scholarly"),
+        ("lyra.bench.citations", "lyra.testing.scholarly"),
+        ("lyra.testing.scholarly", "lyra.sources.scholarly.papers"),
+        ("lyra.testing.scholarly", "lyra.models.api"),
     ],
 )
 def test_the_intended_edges_are_allowed(source: str, target: str) -> None:

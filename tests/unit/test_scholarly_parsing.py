@@ -17,8 +17,8 @@ from lyra.core.settings import load_settings
 from lyra.sources.scholarly import rebuild_abstract
 from lyra.sources.scholarly.http import RateLimiter, RequestBudget, ResponseCache, parse_retry_after, user_agent
 from lyra.sources.scholarly.openalex import paper_from_openalex
-from lyra.sources.scholarly.replay import Corpus, inverted_index, synthetic_corpus
 from lyra.sources.scholarly.semantic_scholar import paper_from_s2
+from lyra.testing.scholarly import Corpus, inverted_index, synthetic_corpus
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "scholarly"
 

@@ -2,9 +2,9 @@
 
 ``papers`` holds the shared vocabulary (identifiers, :class:`Paper`, :class:`PaperIndex`, :class:`Citation`);
 ``semantic_scholar`` and ``openalex`` are the two clients over one shared HTTP layer (``http``: retries, rate
-limits, on-disk cache, counters, request budget); ``provider`` puts both together (:func:`build_sources`);
-``replay`` is a local server speaking both APIs' shapes for tests, the offline demo and the benchmark (import it
-from its module: it is not needed at run time).
+limits, on-disk cache, counters, request budget); ``provider`` puts both together (:func:`build_sources`).
+The local server speaking both APIs' shapes (tests, the offline demo, the benchmark) is a test double:
+:mod:`lyra.testing.scholarly`.
 """
 
 from lyra.sources.scholarly.openalex import OpenAlex, rebuild_abstract

@@ -22,7 +22,7 @@ OpenAlex: ``GET /works`` with ``search=``, ``filter=`` (``cites:W…``, ``openal
 Fault injection (:meth:`ReplayServer.inject`, or ``POST /_replay/faults`` with the same fields as JSON): per API
 and/or path prefix, answer a status (404, 429 with ``Retry-After``, 5xx), answer slowly, or send malformed JSON,
 for ``times`` requests or for good. Every request is logged with its arrival time (:meth:`ReplayServer.requests`,
-``GET /_replay/log``). Run it: ``python -m lyra.sources.scholarly.replay --corpus FILE [--port N]`` or
+``GET /_replay/log``). Run it: ``python -m lyra.testing.scholarly --corpus FILE [--port N]`` or
 ``--synthetic SEED``.
 """
 
@@ -880,7 +880,7 @@ def synthetic_corpus(sources: int = 10, candidates_per_source: int = 100, seed: 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m lyra.sources.scholarly.replay",
+        prog="python -m lyra.testing.scholarly",
         description="Serve Semantic Scholar (/graph/v1) and OpenAlex (/openalex) answers from a corpus on 127.0.0.1. "
         "Faults: POST /_replay/faults with a Fault as JSON; DELETE /_replay/faults; the request log: GET /_replay/log.",
     )
