@@ -1,6 +1,6 @@
 # The README's two commands are `make demo` and `make test`; both install whatever is missing first (through
 # `make setup`, the one place that installs). The other targets use the .venv as it is (VENV=... names another).
-.PHONY: setup demo test test-unit test-integration lint wheel bench eval lock clean-state
+.PHONY: setup demo test test-unit test-integration lint wheel bench bench-scale eval lock clean-state
 
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -22,9 +22,10 @@ test-integration: ## tests/integration against the managed test Neo4j (LYRA_TEST
 	LYRA_VENV=$(VENV) LYRA_TEST_SETUP=0 LYRA_TEST_LINT=0 scripts/test.sh -q tests/integration
 
 lint:            ## ruff check + ruff format --check + mypy (strict)
-	$(BIN)/ruff check lyra tests
-	$(BIN)/ruff format --check lyra tests
+	$(BIN)/ruff check lyra tests benchmarks
+	$(BIN)/ruff format --check lyra tests benchmarks
 	$(BIN)/mypy
+	$(BIN)/mypy benchmarks
 
 wheel:           ## build dist/lyra-*.whl (cypher/ and config/'s run-time files inside, as lyra/_resources)
 	rm -rf build
@@ -39,6 +40,9 @@ bench:           ## the benchmarks quoted in the README
 	$(BIN)/lyra bench pipeline --synthetic 10000
 	$(BIN)/lyra bench api
 	$(BIN)/lyra bench citations --sources 10 --candidates 100 --stage1-top-k 5 --pages 1000
+
+bench-scale:     ## issue 14's table: Lyra beside a SQLite reconstruction of the original (benchmarks/, from a checkout)
+	$(BIN)/python -m benchmarks.scale --claims 10000 --edges 100000 --cites 20000 --rounds 2 --floor
 
 eval:            ## stance judge quality on the held-out test half of the labelled set
 	$(BIN)/lyra eval nli --split test

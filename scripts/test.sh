@@ -29,9 +29,10 @@ export LYRA_NEO4J_HTTP_URL=http://127.0.0.1:$http_port
 export LYRA_REQUIRE_NEO4J=1
 
 if [ "${LYRA_TEST_LINT:-1}" = 1 ]; then
-  "$venv/bin/ruff" check lyra tests
-  "$venv/bin/ruff" format --check lyra tests
+  "$venv/bin/ruff" check lyra tests benchmarks
+  "$venv/bin/ruff" format --check lyra tests benchmarks
   "$venv/bin/mypy"
+  "$venv/bin/mypy" benchmarks
 fi
 
 set +e

@@ -11,14 +11,11 @@ import typer
 from rich.table import Table
 
 from lyra.cli.common import handle_errors, open_services, out, settings_from_env
-from lyra.core.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from lyra.bench.citations import CitationBenchResult, CitationRun
     from lyra.bench.fetch import FetchBenchResult, FetchMode
-    from lyra.bench.scale import ScaleBenchResult
     from lyra.bench.timing import IngestRate
-    from lyra.bench.write_floor import FloorStep
 
 bench_app = typer.Typer(help="Benchmarks that print numbers.", no_args_is_help=True)
 
@@ -354,144 +351,4 @@ def fetch_tables(result: FetchBenchResult) -> list[Table]:
     for name, share in result.share().items():
         shares.add_row(name, f"{share:.0%}")
     tables.append(shares)
-    return tables
-
-
-@bench_app.command("scale")
-@handle_errors
-def bench_scale(
-    claims: int = typer.Option(10_000, min=1, help="claims"),
-    edges: int = typer.Option(100_000, min=2, help="stance edges (fragments = edges / 2, pages = fragments / 5)"),
-    cites: int = typer.Option(20_000, min=0, help="CITES edges between random page pairs"),
-    rounds: int = typer.Option(3, min=1, help="rounds (load + reads); medians are reported"),
-    seed: int = typer.Option(14, help="seed of the generated graph"),
-    keep: bool = typer.Option(False, help="keep the synthetic task and pages afterwards"),
-    serve: bool = typer.Option(False, help="also page through every claim over REST from `lyra serve`, sampling RSS"),
-    bulk: bool = typer.Option(
-        False, help="also time `lyra graph load --bulk` of the same graph (only into an empty managed instance)"
-    ),
-    floor: bool = typer.Option(
-        False,
-        help="also time the fragment and stance-edge writes with no identity checks and with no write at all, "
-        "beside Lyra's (how far below Lyra a transactional write can go; cannot be combined with --keep)",
-    ),
-    as_json: bool = typer.Option(False, "--json"),
-) -> None:
-    """Issue 14's scale table: ingest, score-all and materials in Lyra and in a SQLite reconstruction of the
-    original's SQL path, side by side on the same generated graph, checked against its ground truth."""
-    from lyra.bench.scale import run_scale_bench
-
-    if floor and keep:
-        raise InvalidInputError("--floor", "cannot be combined with --keep: the floor's writes change the kept task")
-    # loads and clean-ups of half a million edges run past the default 60 s statement timeout on a busy machine
-    settings = settings_from_env()
-    settings = settings.model_copy(update={"query_timeout": max(settings.query_timeout, 3600.0)})
-    with open_services(settings) as services:
-        result = run_scale_bench(
-            services, claims, edges, cites, rounds=rounds, seed=seed, keep=keep, serve=serve, bulk=bulk, floor=floor
-        )
-    if as_json:
-        print(result.model_dump_json(indent=2))
-        return
-    for table in scale_tables(result):
-        out.print(table)
-
-
-def scale_tables(result: ScaleBenchResult) -> list[Table]:
-    """The scale benchmark's tables: the measures side by side, then ingest per step, then process facts."""
-    size = f"{result.claims:,} claims / {result.edges:,} edges / {result.cites:,} cites"
-    title = f"scale: {size} ({result.fragments:,} fragments, {result.pages:,} pages; {result.rounds} rounds, medians)"
-    main = Table(
-        "measure",
-        "Lyra",
-        "SQLite (same run)",
-        "Lyra / SQLite",
-        "target",
-        "issue: SQL",
-        "issue: Lyra before",
-        title=title,
-    )
-    for m in result.measures:
-        main.add_row(
-            m.name,
-            f"{m.lyra_seconds:.3f} s",
-            f"{m.sqlite_seconds:.3f} s" if m.sqlite_seconds is not None else "-",
-            f"{m.ratio:.2f}x" if m.ratio is not None else "-",
-            f"<= {m.target_ratio:.1f}x" if m.target_ratio is not None else "-",
-            f"{m.issue_sqlite_seconds:g} s" if m.issue_sqlite_seconds is not None else "-",
-            f"{m.issue_lyra_before} s" if m.issue_lyra_before else "-",
-        )
-    steps = Table("ingest step", "Lyra", "SQLite", "Lyra / SQLite", title="ingest per step (medians)")
-    for name, seconds in result.ingest_steps.items():
-        sql = result.sqlite_ingest_steps.get(name)
-        steps.add_row(name, f"{seconds:.3f} s", f"{sql:.3f} s" if sql else "-", f"{seconds / sql:.2f}x" if sql else "-")
-    facts = Table("measure", "value", title="process")
-    facts.add_row(
-        "`lyra materials --json` (whole process, 10 items per claim)",
-        f"{result.materials_cli_seconds:.2f} s, peak RSS {result.materials_cli_peak_rss_mb:.0f} MB, "
-        f"{result.materials_cli_bytes / 1e6:.1f} MB of JSON",
-    )
-    facts.add_row("peak RSS of the benchmark process", f"{result.bench_peak_rss_mb:.0f} MB")
-    facts.add_row(
-        f"checked against the ground truth ({result.claims_checked:,} claims)",
-        f"max |error| Lyra {result.max_abs_error_lyra:.1e}, SQLite {result.max_abs_error_sqlite:.1e}",
-    )
-    facts.add_row(
-        "load average (start / end)",
-        " ".join(f"{x:.2f}" for x in result.load_average)
-        + " / "
-        + " ".join(f"{x:.2f}" for x in result.load_average_end),
-    )
-    if result.serve is not None:
-        s = result.serve
-        facts.add_row(
-            f"`lyra serve`: REST paging through {s.claims:,} claims ({s.pages} pages of {s.page_claims})",
-            f"{s.seconds:.1f} s; page p50 {s.page_p50_ms:.0f} ms, p95 {s.page_p95_ms:.0f} ms",
-        )
-        facts.add_row(
-            "`lyra serve` RSS: idle / peak while paging",
-            f"{s.idle_rss_mb:.0f} MB / {s.peak_rss_mb:.0f} MB (limit {s.limit_mb:.0f} MB: "
-            f"{'met' if s.peak_rss_mb < s.limit_mb else 'NOT met'})",
-        )
-    if result.bulk is not None:
-        b = result.bulk
-        if b.skipped:
-            facts.add_row("`lyra graph load --bulk`", f"skipped: {b.skipped}")
-        else:
-            facts.add_row(
-                "`lyra graph load --bulk` (offline importer), whole",
-                f"{b.seconds_total:.1f} s = {b.ratio:.2f}x the SQLite ingest ({b.sqlite_ingest_seconds:.1f} s)",
-            )
-            facts.add_row(
-                "  files / neo4j-admin import / restart / schema",
-                f"{b.seconds_files:.1f} / {b.seconds_import:.1f} / {b.seconds_restart:.1f} / {b.seconds_schema:.1f} s",
-            )
-    tables = [main, steps, facts]
-    if result.floor:
-        floor = Table(
-            "step",
-            "rows",
-            "transfer only",
-            "blind create",
-            "Lyra",
-            "SQLite",
-            "blind / SQLite",
-            title="write floor (median seconds; microseconds per row): see lyra/bench/write_floor.py",
-        )
-        for f in result.floor:
-
-            def cell(seconds: float, f: FloorStep = f) -> str:
-                return f"{seconds:.2f} s ({f.per_row_us(seconds):.0f} us)"
-
-            sql = f.sqlite_seconds
-            floor.add_row(
-                f.step,
-                f"{f.rows:,}",
-                cell(f.transfer_seconds),
-                cell(f.blind_seconds),
-                cell(f.lyra_seconds),
-                cell(sql) if sql else "-",
-                f"{f.blind_seconds / sql:.2f}x" if sql else "-",
-            )
-        tables.append(floor)
     return tables

@@ -1,21 +1,37 @@
-"""`lyra bench scale` at a tiny size on the real Neo4j: the run checks every claim against the generator's ground
-truth, its write floor (lyra/bench/write_floor.py) times the three writes of the two big steps, and the run leaves
-nothing behind (the floor's extra fragments and edges included)."""
+"""`python -m benchmarks.scale` (from the checkout) at a tiny size on the real Neo4j: the run checks every claim
+against the generator's ground truth, its write floor (benchmarks/write_floor.py) times the three writes of the two
+big steps, and the run leaves nothing behind (the floor's extra fragments and edges included)."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
-from lyra.bench.scale import ScaleBenchResult
-from lyra.bench.scale_data import sizes
+from benchmarks.scale import ScaleBenchResult
+from benchmarks.scale_data import sizes
 from lyra.bootstrap import Services
 
-from .helpers import run_lyra
+from .helpers import ROOT
 
 pytestmark = pytest.mark.neo4j
 CLAIMS, EDGES, CITES = 200, 1_000, 100
+
+
+def run_scale(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """The benchmark as a checkout runs it: ``python -m benchmarks.scale`` from the repository root."""
+    return subprocess.run(
+        [sys.executable, "-m", "benchmarks.scale", *args],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        cwd=ROOT,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def count(services: Services, query: str) -> int:
@@ -24,8 +40,8 @@ def count(services: Services, query: str) -> int:
 
 
 def test_bench_scale_with_the_write_floor_measures_every_step_and_leaves_nothing(graph: Services) -> None:
-    args = ["scale", "--claims", str(CLAIMS), "--edges", str(EDGES), "--cites", str(CITES), "--rounds", "1"]
-    result = run_lyra("bench", *args, "--floor", "--json", timeout=600)
+    args = ["--claims", str(CLAIMS), "--edges", str(EDGES), "--cites", str(CITES), "--rounds", "1"]
+    result = run_scale(*args, "--floor", "--json", timeout=600)
     assert result.returncode == 0, result.stderr
     bench = ScaleBenchResult.model_validate(json.loads(result.stdout))
 
@@ -49,6 +65,6 @@ def test_bench_scale_with_the_write_floor_measures_every_step_and_leaves_nothing
 
 
 def test_the_write_floor_cannot_be_kept() -> None:
-    result = run_lyra("bench", "scale", "--claims", "10", "--edges", "20", "--cites", "0", "--floor", "--keep")
+    result = run_scale("--claims", "10", "--edges", "20", "--cites", "0", "--floor", "--keep")
     assert result.returncode != 0
     assert "--floor" in result.stderr and "--keep" in result.stderr

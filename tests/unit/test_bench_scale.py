@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from lyra.bench.scale_data import generate, sizes
-from lyra.bench.scale_sqlite import SqliteReference
+from benchmarks.scale_data import generate, sizes
+from benchmarks.scale_sqlite import SqliteReference
 from lyra.core.errors import InvalidInputError
 from lyra.core.ids import text_hash
 from lyra.models.confidence import EdgeEvidence, beta_stats, reference_alpha_beta

@@ -1,16 +1,17 @@
 """The dependency rule, read from the source with ``ast`` (every import counts: module level, inside functions,
 under ``if TYPE_CHECKING:``):
 
-    cli ─┐
-    bootstrap (composition root: the only module that builds the adapters)
-         ├─> api, mcp (adapters: Operations + models + core only)
-    bench ──> services (the application layer) ──> graph, ml, sources ──> models, core
+    cli ─┬─> bench (``lyra bench``: measures the user's own install; only ``lyra.cli.bench`` imports it)
+         └─> bootstrap (composition root: the only module that builds the adapters)
+               ├─> api, mcp (adapters: Operations + models + core only)
+    bench ──> bootstrap, services (the application layer) ──> graph, ml, sources ──> models, core
 
     testing (test doubles shipped for users' tests and the demo) ──> sources, models, core
 
 Nothing imports an adapter except the composition root, and nothing below ``services`` imports ``services``.
 ``lyra.testing`` stays off the product's real paths: only the demo (``lyra.services.demo``) and the benchmarks
-(``lyra.bench``) import it.
+(``lyra.bench``) import it. Nothing in the package imports the checkout's ``benchmarks/`` (comparisons with other
+systems: tooling beside the product).
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ ADAPTER_MAY_IMPORT = {"lyra.services.operations"}
 TESTING_MAY_IMPORT = {"sources"}
 # the only product modules (or packages, with everything under them) that may import lyra.testing
 TESTING_IMPORTED_BY = ("lyra.services.demo", "lyra.bench", "lyra.testing")
+# the only modules outside lyra.bench that may import it: the `lyra bench` command group
+BENCH_IMPORTED_BY = ("lyra.cli.bench",)
 
 
 def module_name(path: Path, root: Path = PACKAGE) -> str:
@@ -77,7 +80,7 @@ def imports_of(path: Path, root: Path = PACKAGE) -> Iterator[tuple[int, str]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.split(".")[0] == "lyra":
+                if alias.name.split(".")[0] in {"lyra", "benchmarks"}:
                     yield node.lineno, alias.name
         elif isinstance(node, ast.ImportFrom):
             if node.level:
@@ -86,6 +89,9 @@ def imports_of(path: Path, root: Path = PACKAGE) -> Iterator[tuple[int, str]]:
                 target = ".".join([*base, node.module] if node.module else base)
             else:
                 target = node.module or ""
+            if target.split(".")[0] == "benchmarks":
+                yield node.lineno, target
+                continue
             if target.split(".")[0] != "lyra":
                 continue
             yield node.lineno, target
@@ -97,6 +103,8 @@ def imports_of(path: Path, root: Path = PACKAGE) -> Iterator[tuple[int, str]]:
 
 def allowed(source: str, target: str) -> bool:
     src_layer, dst_layer = LAYER_OF_COMPONENT[component(source)], LAYER_OF_COMPONENT[component(target)]
+    if dst_layer == "tool" and src_layer != "tool":
+        return source in BENCH_IMPORTED_BY
     if dst_layer == "testing":
         return any(source == m or source.startswith(f"{m}.") for m in TESTING_IMPORTED_BY)
     if src_layer == "testing" and component(target) in TESTING_MAY_IMPORT:
@@ -112,6 +120,9 @@ def violations(root: Path = PACKAGE) -> list[str]:
         source = module_name(path, root)
         src_layer = LAYER_OF_COMPONENT[component(source)]
         for line, target in imports_of(path, root):
+            if target.split(".")[0] == "benchmarks":
+                found.append(f"{path.relative_to(root.parent)}:{line}: {source} imports the checkout's {target}")
+                continue
             dst_layer = LAYER_OF_COMPONENT[component(target)]
             if not allowed(source, target):
                 where = f"{path.relative_to(root.parent)}:{line}"
@@ -158,6 +169,9 @@ def test_the_rule_catches_an_adapter_import_hidden_under_type_checking(tmp_path:
         ("lyra.bootstrap", "lyra.testing.scholarly"),
         ("lyra.testing.scholarly", "lyra.graph.store"),
         ("lyra.testing.scholarly", "lyra.services.ingest"),
+        ("lyra.cli.server", "lyra.bench.api"),
+        ("lyra.services.ingest", "lyra.bench.timing"),
+        ("lyra.bootstrap", "lyra.bench.api"),
     ],
 )
 def test_forbidden_edges_are_forbidden(source: str, target: str) -> None:
@@ -177,7 +191,19 @@ def test_forbidden_edges_are_forbidden(source: str, target: str) -> None:
         ("lyra.bench.citations", "lyra.testing.scholarly"),
         ("lyra.testing.scholarly", "lyra.sources.scholarly.papers"),
         ("lyra.testing.scholarly", "lyra.models.api"),
+        ("lyra.cli.bench", "lyra.bench.api"),
+        ("lyra.bench.api", "lyra.bootstrap"),
+        ("lyra.bench.citations", "lyra.bench.timing"),
     ],
 )
 def test_the_intended_edges_are_allowed(source: str, target: str) -> None:
     assert allowed(source, target)
+
+
+def test_the_package_never_imports_the_checkouts_benchmarks(tmp_path: Path) -> None:
+    fake = tmp_path / "lyra"
+    (fake / "services").mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    (fake / "services" / "__init__.py").write_text("")
+    (fake / "services" / "x.py").write_text("def f() -> None:\n    from benchmarks.scale import main\n")
+    assert violations(fake) == ["lyra/services/x.py:2: lyra.services.x imports the checkout's benchmarks.scale"]

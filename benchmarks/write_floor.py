@@ -1,11 +1,11 @@
-"""`lyra bench scale --floor`: how far below Lyra's write path a Neo4j write of the same rows can go at all.
+"""`python -m benchmarks.scale --floor`: how far below Lyra's write path a Neo4j write of the same rows can go at all.
 
 For the two largest ingest steps (fragments and stance edges), on rows of the run's own shape, three writes are
 timed side by side, twice each in alternating order:
 
-* **transfer** — the batches are sent and their ids read back, nothing written (``cypher/bench/floor_transfer``);
+* **transfer** — the batches are sent and their ids read back, nothing written (``benchmarks/cypher/floor_transfer``);
 * **blind create** — the nodes or relationships created with no identity check at all
-  (``cypher/bench/floor_create_fragments``, ``floor_create_stance_edges``): no MERGE on the text hash, no check for
+  (``benchmarks/cypher/floor_create_fragments``, ``floor_create_stance_edges``): no MERGE on the text hash, no check for
   a pair's existing edge, no lock on the claim, no stored sums. This is *not* a write Lyra could use (it breaks
   ADR-0005 and the one-edge-per-pair rule); it is the fastest a transactional write of these rows can be;
 * **Lyra** — the real write path (``EvidenceRepository.upsert_fragments`` / ``create_stance_edges``, Python
@@ -24,14 +24,17 @@ import sys
 import time
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import Any
 
+import neo4j
 from pydantic import BaseModel
 
-from lyra.bench.scale_data import ScaleData
+from benchmarks.scale_data import ScaleData
 from lyra.bootstrap import Services
 from lyra.core.ids import new_id, text_hash
 
+CYPHER = Path(__file__).resolve().parent / "cypher"
 FLOOR_REPEATS = 2  # each write twice, in alternating order
 
 
@@ -49,12 +52,26 @@ class FloorStep(BaseModel):
         return seconds / self.rows * 1e6
 
 
+def _statement(name: str) -> str:
+    """A floor statement's text (``benchmarks/cypher/<name>.cypher``: the benchmark's own, not Lyra's catalog)."""
+    return (CYPHER / f"{name}.cypher").read_text(encoding="utf-8")
+
+
 def _in_batches(services: Services, name: str, rows: list[dict[str, Any]], batch: int) -> None:
+    text = _statement(name)
+    read = text.startswith("// mode: read")
+    store = services.store
+
+    @neo4j.unit_of_work(timeout=store.timeout)
+    def work(tx: neo4j.ManagedTransaction, part: list[dict[str, Any]]) -> list[Any]:
+        return [record.values() for record in tx.run(text, {"rows": part})]
+
     for start in range(0, len(rows), batch):
         part = rows[start : start + batch]
-        written = services.store.run(name, {"rows": part})
+        with store.driver.session(database=store.database) as session:
+            written = session.execute_read(work, part) if read else session.execute_write(work, part)
         if len(written) != len(part):
-            raise RuntimeError(f"cypher/{name}.cypher wrote {len(written)} of {len(part)} rows")
+            raise RuntimeError(f"benchmarks/cypher/{name}.cypher wrote {len(written)} of {len(part)} rows")
 
 
 def _fragment_rows(data: ScaleData, page_ids: list[str], salt: str) -> list[dict[str, Any]]:
@@ -127,20 +144,20 @@ def measure_write_floor(
         print(f"write floor {repeat + 1}/{FLOOR_REPEATS}: fragments and stance edges, three ways ...", file=sys.stderr)
         fragments = {way: _fragment_rows(data, page_ids, f"floor-{way}-{repeat}") for way in ("blind", "lyra")}
         order = ("blind", "lyra") if repeat % 2 == 0 else ("lyra", "blind")
-        times["fragments"]["transfer"].append(_timed(run("bench/floor_transfer", fragments["blind"]))[0])
+        times["fragments"]["transfer"].append(_timed(run("floor_transfer", fragments["blind"]))[0])
         fragment_ids: dict[str, list[str]] = {}
         for way in order:
             if way == "blind":
-                seconds, _ = _timed(run("bench/floor_create_fragments", fragments[way]))
+                seconds, _ = _timed(run("floor_create_fragments", fragments[way]))
                 fragment_ids[way] = [r["id"] for r in fragments[way]]
             else:
                 seconds, fragment_ids[way] = _timed(partial(_lyra_fragments, services, fragments[way]))
             times["fragments"][way].append(seconds)
         edges = {way: _edge_rows(data, fragment_ids[way], claim_ids) for way in order}
-        times["stance_edges"]["transfer"].append(_timed(run("bench/floor_transfer", edges["blind"]))[0])
+        times["stance_edges"]["transfer"].append(_timed(run("floor_transfer", edges["blind"]))[0])
         for way in order:
             if way == "blind":
-                seconds, _ = _timed(run("bench/floor_create_stance_edges", edges[way]))
+                seconds, _ = _timed(run("floor_create_stance_edges", edges[way]))
             else:
                 seconds, _ = _timed(partial(_lyra_edges, services, edges[way]))
             times["stance_edges"][way].append(seconds)

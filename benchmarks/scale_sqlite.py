@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lyra.bench.scale_data import ScaleData
+from benchmarks.scale_data import ScaleData
 
 SCHEMA = """
 PRAGMA journal_mode = WAL;

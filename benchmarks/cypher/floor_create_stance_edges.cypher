@@ -1,5 +1,5 @@
 // mode: write
-// The write floor of `lyra bench scale --floor`: stance edges written blindly, with no lock on the claim, no check
+// The write floor of `python -m benchmarks.scale --floor`: stance edges written blindly, with no lock on the claim, no check
 // for an edge the pair already has and no stored sums (the properties are those of evidence/create_stance_edges).
 // Not a write path of Lyra: it would break the one-edge-per-pair rule and the claims' stored sums, and exists only
 // to show what they cost. Params: $rows = [{id, fragment_id, claim_id, relation, nli_label, nli_confidence,
