@@ -2,7 +2,7 @@
 # The test command: installs what is missing, starts the managed *test* Neo4j (bolt 7688, http 7475,
 # separate from the demo's data), runs ruff (lint and format), mypy and pytest against it, and stops it again if it
 # started it. Extra arguments go to pytest. Fails when a check fails or when no test ran.
-# LYRA_TEST_INSTANCE=test2 (test3 … test6) runs against another managed instance, e.g. for a second checkout.
+# LYRA_TEST_INSTANCE=test2 (or any instance name) runs against another managed instance, e.g. for a second checkout.
 # LYRA_TEST_SETUP=0 skips the install step, LYRA_TEST_LINT=0 the ruff and mypy checks (`make test-integration`);
 # LYRA_VENV names another virtual environment than .venv.
 set -euo pipefail
@@ -13,10 +13,6 @@ venv=${LYRA_VENV:-.venv}
 [ -x "$venv/bin/python" ] || { echo "no $venv: run make setup" >&2; exit 2; }
 
 instance=${LYRA_TEST_INSTANCE:-test}
-case "$instance" in
-  test) http_port=7475 ;; test2) http_port=7476 ;; test3) http_port=7477 ;; test4) http_port=7478 ;; test5) http_port=7479 ;; test6) http_port=7480 ;;
-  *) echo "LYRA_TEST_INSTANCE must be test or test2 … test6" >&2; exit 2 ;;
-esac
 was_running=0
 "$venv/bin/lyra" neo4j status --instance "$instance" >/dev/null 2>&1 && was_running=1
 "$venv/bin/lyra" neo4j start --instance "$instance" >&2
@@ -25,7 +21,9 @@ if [ $was_running -eq 0 ]; then
 fi
 eval "$("$venv/bin/lyra" neo4j env --instance "$instance")"
 export NEO4J_URI NEO4J_USERNAME NEO4J_PASSWORD
-export LYRA_NEO4J_HTTP_URL=http://127.0.0.1:$http_port
+# the instance's Browser address, as `lyra neo4j status` prints it (its ports are written once, in its folder)
+browser_url=$("$venv/bin/lyra" neo4j status --instance "$instance" | sed -n 's#^browser_url: \(http://[^/]*\)/browser/$#\1#p')
+export LYRA_NEO4J_HTTP_URL=$browser_url
 export LYRA_REQUIRE_NEO4J=1
 
 if [ "${LYRA_TEST_LINT:-1}" = 1 ]; then

@@ -32,7 +32,11 @@ R = TypeVar("R")
 out = Console(width=None if sys.stdout.isatty() else 150)
 err = Console(stderr=True)
 InstanceOption = typer.Option(
-    None, "--instance", help="managed instance: default (7687/7474), test (7688/7475), test2..test6, scratch"
+    None,
+    "--instance",
+    help="managed instance, any name of a-z, 0-9, _ and - (up to 32, a letter first): default (7687/7474), "
+    "test (7688/7475), test2..test6 and scratch keep fixed ports; another name gets a free pair once "
+    "(LYRA_NEO4J_BOLT_PORT / _HTTP_PORT to choose)",
 )
 
 

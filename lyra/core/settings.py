@@ -43,7 +43,12 @@ class Settings(BaseSettings):
     examples_dir: Path = Field(default_factory=lambda: default_config_dir() / "examples")  # default: <config_dir>/...
 
     # --- the managed local Neo4j (used when NEO4J_URI is not set)
-    neo4j_instance: Literal["default", "test", "test2", "test3", "test4", "test5", "test6", "scratch"] = "default"
+    # any name: default (the demo's data), test (the suite's), any other for a second checkout or a throw-away server
+    neo4j_instance: str = Field(default="default", pattern=r"^[a-z][a-z0-9_-]{0,31}$")
+    # the instance's ports; unset: its <state>/neo4j/<name>/ports.json, the fixed ports of the names default, test,
+    # test2..test6 and scratch (7687/7474, 7688/7475, ...), or a free pair allocated once and written there
+    neo4j_bolt_port: int | None = Field(default=None, ge=1, le=65535)
+    neo4j_http_port: int | None = Field(default=None, ge=1, le=65535)
     neo4j_heap: str = "1g"
     neo4j_pagecache: str = "512m"
     # Neo4j's memory tracker (README "The read-only query door"): the most heap all transactions together

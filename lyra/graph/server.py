@@ -7,16 +7,22 @@ Layout under the state folder (``.lyra/`` in a checkout)::
     neo4j/<instance>/data, logs, run, import
     neo4j/<instance>/password                 generated before the first start (never a default)
     neo4j/<instance>/neo4j.pid
+    neo4j/<instance>/ports.json               {"bolt": N, "http": M}: the instance's ports, written once
 
-Two instances exist so the tests never touch the demo's data: ``default`` (bolt 7687, http 7474)
-and ``test`` (bolt 7688, http 7475).
+An instance is any name matching ``[a-z][a-z0-9_-]{0,31}`` (``default`` for the demo's data, ``test`` for the test
+suite's, any other for a second checkout or a throw-away server). Its ports, in order: ``LYRA_NEO4J_BOLT_PORT`` /
+``LYRA_NEO4J_HTTP_PORT`` when set (written into its ``ports.json`` at the next start); its ``ports.json``; for the
+names that existed before (``KNOWN_PORTS``: existing state folders and the docs use them) their fixed ports;
+otherwise a free pair, allocated once and written into ``ports.json`` so it stays the same.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -31,9 +37,13 @@ from lyra.graph.query_guard import server_procedure_allowlist
 
 log = logging.getLogger(__name__)
 
-# test2..test6 let several checkouts (or parallel test runs) each use a throw-away instance of their own; scratch is
-# the one the offline-import tests stop, replace and start without touching the instance the rest of a run uses.
-INSTANCE_PORTS: dict[str, tuple[int, int]] = {
+INSTANCE_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+PORTS_FILE = "ports.json"
+# The one list of fixed ports: the names that existed before instances could be any name keep theirs, so existing
+# state folders and the docs stay right. test2..test6 let several checkouts (or parallel test runs) each use a
+# throw-away instance of their own; scratch is the one the offline-import tests stop, replace and start without
+# touching the instance the rest of a run uses. Any other name gets a free pair (see instance_ports).
+KNOWN_PORTS: dict[str, tuple[int, int]] = {
     "default": (7687, 7474),
     "test": (7688, 7475),
     "test2": (7689, 7476),
@@ -58,7 +68,77 @@ class ServerStatus:
     initialised: bool
 
 
-def instance_for_uri(uri: str | None) -> str | None:
+def check_instance_name(name: str) -> str:
+    """``name`` if it is a valid instance name (``[a-z][a-z0-9_-]{0,31}``), else :class:`Neo4jServerError`."""
+    if not INSTANCE_NAME.fullmatch(name):
+        raise Neo4jServerError(
+            f"invalid instance name {name!r}",
+            hint="an instance name is a lower-case letter, then up to 31 of a-z, 0-9, '_' and '-'",
+        )
+    return name
+
+
+def _read_ports(path: Path) -> tuple[int, int] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        bolt, http = int(data["bolt"]), int(data["http"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return (bolt, http) if 0 < bolt < 65536 and 0 < http < 65536 else None
+
+
+def _write_ports(path: Path, ports: tuple[int, int]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"bolt": ports[0], "http": ports[1]}) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def managed_instances(state_dir: Path) -> dict[str, tuple[int, int]]:
+    """Every instance whose ports are known: the fixed names, then each ``<state>/neo4j/<name>/ports.json``."""
+    found = dict(KNOWN_PORTS)
+    root = state_dir / "neo4j"
+    if root.is_dir():
+        for path in sorted(root.glob(f"*/{PORTS_FILE}")):
+            name = path.parent.name
+            ports = _read_ports(path)
+            if ports is not None and INSTANCE_NAME.fullmatch(name):
+                found[name] = ports
+    return found
+
+
+def _free_port_pair(taken: set[int]) -> tuple[int, int]:
+    """Two distinct ports on 127.0.0.1 that nothing listens on now and no other instance uses."""
+    import socket
+
+    ports: list[int] = []
+    while len(ports) < 2:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        if port not in taken and port not in ports:
+            ports.append(port)
+    return ports[0], ports[1]
+
+
+def instance_ports(settings: Settings, instance: str) -> tuple[int, int]:
+    """(bolt, http) of ``instance``: from the settings when given, else written once (see the module docstring)."""
+    check_instance_name(instance)
+    path = settings.state_dir / "neo4j" / instance / PORTS_FILE
+    stored = _read_ports(path) or KNOWN_PORTS.get(instance)
+    if stored is None:
+        if settings.neo4j_bolt_port is not None and settings.neo4j_http_port is not None:
+            stored = (settings.neo4j_bolt_port, settings.neo4j_http_port)
+        else:
+            taken = {port for pair in managed_instances(settings.state_dir).values() for port in pair}
+            taken |= {p for p in (settings.neo4j_bolt_port, settings.neo4j_http_port) if p is not None}
+            stored = _free_port_pair(taken)
+            _write_ports(path, stored)
+            log.info("instance %r: allocated bolt %d, http %d (%s)", instance, stored[0], stored[1], path)
+    return (settings.neo4j_bolt_port or stored[0], settings.neo4j_http_port or stored[1])
+
+
+def instance_for_uri(uri: str | None, state_dir: Path) -> str | None:
     """The managed instance whose Bolt address ``uri`` is (bolt or neo4j scheme on 127.0.0.1/localhost), if any."""
     if not uri:
         return None
@@ -67,7 +147,7 @@ def instance_for_uri(uri: str | None) -> str | None:
     parsed = urlparse(uri)
     if parsed.scheme not in ("bolt", "neo4j") or parsed.hostname not in ("127.0.0.1", "localhost"):
         return None
-    for name, (bolt, _http) in INSTANCE_PORTS.items():
+    for name, (bolt, _http) in managed_instances(state_dir).items():
         if parsed.port == bolt:
             return name
     return None
@@ -78,13 +158,12 @@ class LocalNeo4j:
 
     def __init__(self, settings: Settings, instance: str | None = None) -> None:
         self.settings = settings
-        self.instance = instance or settings.neo4j_instance
-        if self.instance not in INSTANCE_PORTS:
-            raise Neo4jServerError(f"unknown instance {self.instance!r}; use one of {sorted(INSTANCE_PORTS)}")
-        self.bolt_port, self.http_port = INSTANCE_PORTS[self.instance]
+        self.instance = check_instance_name(settings.neo4j_instance if instance is None else instance)
+        self.bolt_port, self.http_port = instance_ports(settings, self.instance)
         root = settings.state_dir / "neo4j"
         self.home = root / "home"
         self.dir = root / self.instance
+        self.ports_file = self.dir / PORTS_FILE
         self.conf_dir = self.dir / "conf"
         self.data_dir = self.dir / "data"
         self.logs_dir = self.dir / "logs"
@@ -334,6 +413,8 @@ internal.dbms.cypher_ip_blocklist=0.0.0.0/0,::/0
                 hint="stop that process, or point Lyra at it with NEO4J_URI/NEO4J_USERNAME/NEO4J_PASSWORD",
             )
         self.install()
+        if _read_ports(self.ports_file) != (self.bolt_port, self.http_port):
+            _write_ports(self.ports_file, (self.bolt_port, self.http_port))  # instance_for_uri reads it
         self._write_config()
         if not self.initialised():
             # A data folder without our password would keep the default; start over cleanly.

@@ -74,7 +74,7 @@ def bulk_load_graph(data: dict[str, Any], settings: Settings) -> tuple[BulkImpor
     """Import a graph document into the empty managed instance offline; (report, claim id by claim key)."""
     started = time.perf_counter()
     checked = check_graph(data)
-    instance = instance_for_uri(settings.neo4j_uri)
+    instance = instance_for_uri(settings.neo4j_uri, settings.state_dir)
     if instance is None:
         raise InvalidInputError(
             "NEO4J_URI",

@@ -47,7 +47,7 @@ from lyra.bootstrap import Services
 from lyra.core.errors import LyraError
 from lyra.core.settings import Settings
 from lyra.graph.connection import bind_neomodel
-from lyra.graph.server import INSTANCE_PORTS, LocalNeo4j
+from lyra.graph.server import LocalNeo4j, managed_instances
 from lyra.models.api import QueueTargetsRequest, Target
 from lyra.services.jobs import JobService
 
@@ -96,7 +96,11 @@ class Killable:
 def managed_instance(settings: Settings) -> LocalNeo4j | str:
     """The managed instance NEO4J_URI points at, or why there is none this test may kill."""
     uri = urlparse(str(settings.neo4j_uri))
-    names = [name for name, (bolt, _) in INSTANCE_PORTS.items() if bolt == uri.port and name != "default"]
+    names = [
+        name
+        for name, (bolt, _) in managed_instances(settings.state_dir).items()
+        if bolt == uri.port and name != "default"
+    ]
     if uri.hostname not in ("127.0.0.1", "localhost") or not names:
         return f"NEO4J_URI ({settings.neo4j_uri}) is not a managed test instance on this machine"
     (name,) = names

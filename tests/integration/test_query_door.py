@@ -38,7 +38,7 @@ from lyra.core.errors import (
 from lyra.core.settings import Settings
 from lyra.graph.connection import bind_neomodel
 from lyra.graph.query_guard import check_plan, server_procedure_allowlist
-from lyra.graph.server import INSTANCE_PORTS
+from lyra.graph.server import managed_instances
 from lyra.graph.store import to_plain
 from lyra.mcp.server import create_mcp_server
 from lyra.models.api import QueryGraphRequest
@@ -397,7 +397,7 @@ def test_syntax_errors_are_a_4xx_with_a_hint_through_rest(door: Door) -> None:
 # ----------------------------------------------------------------------------------------------- the server's own layer
 @pytest.fixture
 def managed(settings: Settings) -> None:
-    managed_uris = {f"bolt://127.0.0.1:{bolt}" for bolt, _ in INSTANCE_PORTS.values()}
+    managed_uris = {f"bolt://127.0.0.1:{bolt}" for bolt, _ in managed_instances(settings.state_dir).values()}
     if settings.neo4j_uri not in managed_uris:
         pytest.skip("the tests do not run against a managed Neo4j instance (whose config Lyra writes)")
 
