@@ -258,9 +258,17 @@ class Settings(BaseSettings):
     scholarly_cache_path: Path | None = None  # default: <state_dir>/cache/scholarly.sqlite
     scholarly_cache_ttl_seconds: float = Field(default=7 * 24 * 3600.0, ge=0)  # 0 disables the response cache
 
-    @field_validator("s2_api_key", "openalex_api_key", "contact_email", "stance_llm_threshold", mode="before")
+    @field_validator(
+        "s2_api_key",
+        "openalex_api_key",
+        "contact_email",
+        "stance_llm_threshold",
+        "neo4j_bolt_port",
+        "neo4j_http_port",
+        mode="before",
+    )
     @classmethod
-    def _empty_scholarly_value_is_none(cls, value: object) -> object:
+    def _empty_value_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
 
     log_level: str = "INFO"

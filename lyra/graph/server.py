@@ -389,6 +389,8 @@ internal.dbms.cypher_ip_blocklist=0.0.0.0/0,::/0
 
     def start(self) -> ServerStatus:
         """Start the instance (or reuse a running one) and wait until ``RETURN 1`` answers."""
+        if _read_ports(self.ports_file) != (self.bolt_port, self.http_port):
+            _write_ports(self.ports_file, (self.bolt_port, self.http_port))  # written once; instance_for_uri reads it
         if self.pid() is not None:
             if self._wait_ready(None, timeout=self.settings.neo4j_start_timeout):
                 log.info("reusing the running Neo4j instance %r (pid %s)", self.instance, self.pid())
@@ -413,8 +415,6 @@ internal.dbms.cypher_ip_blocklist=0.0.0.0/0,::/0
                 hint="stop that process, or point Lyra at it with NEO4J_URI/NEO4J_USERNAME/NEO4J_PASSWORD",
             )
         self.install()
-        if _read_ports(self.ports_file) != (self.bolt_port, self.http_port):
-            _write_ports(self.ports_file, (self.bolt_port, self.http_port))  # instance_for_uri reads it
         self._write_config()
         if not self.initialised():
             # A data folder without our password would keep the default; start over cleanly.
