@@ -59,9 +59,17 @@ def app() -> FastAPI:
     return create_app(ops, load_settings(), mcp_server=create_mcp_server(ops))
 
 
+def _flat(routes: list[Any]) -> Iterator[Any]:
+    """The routes, those of included routers too (FastAPI 0.165 keeps an included router as one entry whose
+    ``original_router`` holds its routes, their paths already prefixed)."""
+    for route in routes:
+        included = getattr(route, "original_router", None)
+        yield from _flat(included.routes) if included is not None else [route]
+
+
 def rest_routes(app: FastAPI) -> dict[tuple[str, str], Any]:
     routes: dict[tuple[str, str], Any] = {}
-    for route in app.routes:
+    for route in _flat(app.routes):
         for method in _methods(route):
             routes[(method, getattr(route, "path", ""))] = route
     return routes
