@@ -3,6 +3,8 @@ given MCP server's streamable HTTP endpoint at ``/mcp``, and the evidence report
 — all in one ASGI app. The composition root (``lyra.bootstrap.build_http_app``) builds the MCP server and hands it
 in; this module imports no other adapter and nothing below :class:`~lyra.services.operations.Operations`.
 
+Routes sit on one router per feature; each operation's method, path and status code come from the catalogue
+(:mod:`lyra.models.catalogue`), which ``tests/unit/test_catalogue.py`` checks the route table against.
 Thin by design: every route builds the operation's request model, calls the one operation and returns its response
 model. Query and body parameters are generated from the request models (same types, limits, defaults and
 descriptions), so the two doors cannot drift. Errors: Lyra's error tree (``STATUS_FOR_ERROR``, one status per class),

@@ -1,5 +1,8 @@
 """The MCP adapter: ``create_mcp_server(operations)`` turns Lyra's operations into MCP tools.
 
+One tool per operation of the catalogue (:mod:`lyra.models.catalogue`) offered over MCP: its name, title,
+description, annotations and models come from there.
+
 Thin by design: each tool validates its arguments with the operation's request model in pydantic's strict mode
 (unknown fields are rejected, as the published input schema says with ``additionalProperties: false``; an integer
 field takes only a JSON integer, ``true`` or ``5.0`` are refused; a boolean only ``true``/``false``), calls the one
