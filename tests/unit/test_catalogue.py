@@ -187,3 +187,42 @@ def test_every_cli_operation_is_a_command_that_calls_it(operation: Operation) ->
     assert calls(inspect.getsource(module), operation.method), (
         f"CLI door: `lyra {operation.cli}` ({module.__name__}) never calls ops.{operation.method}"
     )
+
+
+# REST routes whose parameters are the request model's fields rearranged (checked by their own tests)
+REST_PARAMETERS_DIFFER = {
+    "get_materials": "options.* are flat query parameters (evidence_limit, include_neutral, ...)",
+}
+
+
+def _body_fields(schema: dict[str, Any], components: dict[str, Any]) -> set[str]:
+    variants = schema.get("anyOf", [schema])
+    for variant in variants:
+        ref = variant.get("$ref")
+        if ref:
+            return set(components[ref.rsplit("/", 1)[-1]].get("properties", {}))
+        if "properties" in variant:
+            return set(variant["properties"])
+    return set()
+
+
+@pytest.mark.parametrize(
+    "operation", [o for o in OPERATIONS if o.rest and o.name not in REST_PARAMETERS_DIFFER], ids=lambda o: o.name
+)
+def test_every_rest_route_takes_exactly_its_request_models_fields(app: FastAPI, operation: Operation) -> None:
+    assert operation.rest is not None
+    openapi = app.openapi()
+    spec = openapi["paths"][PREFIX + operation.rest.path][operation.rest.method.lower()]
+    names = {parameter["name"] for parameter in spec.get("parameters", [])}
+    body = spec.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema")
+    if body is not None:
+        names |= _body_fields(body, openapi["components"]["schemas"])
+    path_names = set(re.findall(r"\{(\w+)\}", operation.rest.path))
+    # a path segment may name a field differently (/jobs/{job_id} is GetJobRequest.id)
+    fields = set(operation.request.model_fields)
+    renamed = {n for n in path_names if n not in fields}
+    assert len(renamed) <= 1 and (not renamed or "id" in fields), f"REST door: {operation.name}'s path {renamed}"
+    expected = fields - {"id"} | renamed if renamed else fields
+    assert names == expected, (
+        f"REST door: {operation.name} takes {sorted(names)}, its request model has {sorted(expected)}"
+    )
