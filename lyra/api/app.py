@@ -3,6 +3,8 @@ given MCP server's streamable HTTP endpoint at ``/mcp``, and the evidence report
 — all in one ASGI app. The composition root (``lyra.bootstrap.build_http_app``) builds the MCP server and hands it
 in; this module imports no other adapter and nothing below :class:`~lyra.services.operations.Operations`.
 
+Routes sit on one router per feature; each operation's method, path and status code come from the catalogue
+(:mod:`lyra.models.catalogue`), which ``tests/unit/test_catalogue.py`` checks the route table against.
 Thin by design: every route builds the operation's request model, calls the one operation and returns its response
 model. Query and body parameters are generated from the request models (same types, limits, defaults and
 descriptions), so the two doors cannot drift. Errors: Lyra's error tree (``STATUS_FOR_ERROR``, one status per class),
@@ -26,9 +28,9 @@ import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractContextManager, AsyncExitStack, asynccontextmanager
 from types import UnionType
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
-from fastapi import Body, FastAPI, Path, Query, Request, status
+from fastapi import APIRouter, Body, FastAPI, Path, Query, Request, status
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from mcp.server.mcpserver import MCPServer
@@ -45,6 +47,7 @@ from lyra.core.errors import LyraError
 from lyra.core.ids import TASK_ID_PATTERN
 from lyra.core.settings import Settings
 from lyra.models import api, learning, trust
+from lyra.models.catalogue import OPERATION_BY_NAME, OPERATIONS
 from lyra.models.validation import error_message
 from lyra.services.operations import Operations
 
@@ -90,6 +93,7 @@ InterventionIdPath = Annotated[
     str, Path(pattern=api.INTERVENTION_ID_PATTERN, description="an intervention item id (iv_...)")
 ]
 Background = Callable[[], AbstractContextManager[object]]
+Endpoint = TypeVar("Endpoint", bound=Callable[..., Any])
 
 
 def status_for(exc: LyraError) -> int:
@@ -421,34 +425,55 @@ def _model_response(model: BaseModel) -> Response:
     return Response(content=model.model_dump_json(), media_type="application/json")
 
 
+def _routers() -> tuple[dict[str, APIRouter], Callable[..., Callable[[Endpoint], Endpoint]]]:
+    """One router per feature (the operations' REST tags), and ``route(name, **extra)``: the decorator that puts an
+    endpoint on its operation's router with the method, path and status code the catalogue declares for it."""
+    routers = {
+        tag: APIRouter(prefix=PREFIX, tags=[tag])
+        for tag in dict.fromkeys(operation.rest.tag for operation in OPERATIONS if operation.rest)
+    }
+
+    def route(name: str, **extra: Any) -> Callable[[Endpoint], Endpoint]:
+        rest = OPERATION_BY_NAME[name].rest
+        if rest is None:
+            raise ValueError(f"operation {name} has no REST route in the catalogue")
+        return routers[rest.tag].api_route(rest.path, methods=[rest.method], status_code=rest.status_code, **extra)
+
+    return routers, route
+
+
 def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> None:
+    """The operations' routes, one router per feature; their methods, paths and status codes come from the
+    catalogue (:mod:`lyra.models.catalogue`), the parameters from the request models."""
+    routers, route = _routers()
+
     @app.get("/healthz", tags=["service"], include_in_schema=False)
     def healthz() -> api.Health:
         return ops.health()
 
-    @app.post(f"{PREFIX}/tasks", status_code=201, tags=["tasks"])
+    @route("create_task")
     def create_task(request: api.CreateTaskRequest) -> api.CreateTaskResponse:
         """Create a research task for a hypothesis (it becomes the first claim; a question only names the task and
         needs config.claims)."""
         return ops.create_task(request)
 
-    @app.get(f"{PREFIX}/tasks", tags=["tasks"])
+    @route("list_tasks")
     def list_tasks(_query: Annotated[NoQuery, Query()]) -> api.TaskList:  # type: ignore[valid-type]
         """All tasks, newest first."""
         return ops.list_tasks()
 
-    @app.post(f"{PREFIX}/tasks/{{task_id}}/claims", tags=["tasks"])
+    @route("add_claims")
     def add_claims(task_id: TaskIdPath, body: AddClaimsBody) -> api.AddClaimsResponse:  # type: ignore[valid-type]
         """Add claims to a task; one it already holds (same text, ignoring case, spacing and trailing punctuation)
         comes back with created=false."""
         return ops.add_claims(api.AddClaimsRequest(task_id=task_id, **_fields(body)))
 
-    @app.post(f"{PREFIX}/tasks/{{task_id}}/targets", status_code=202, tags=["tasks"])
+    @route("queue_targets")
     def queue_targets(task_id: TaskIdPath, body: QueueTargetsBody) -> api.QueueTargetsResponse:  # type: ignore[valid-type]
         """Queue targets (file | query | url | doi) as background jobs; duplicates are skipped."""
         return ops.queue_targets(api.QueueTargetsRequest(task_id=task_id, **_fields(body)))
 
-    @app.post(f"{PREFIX}/tasks/{{task_id}}/reference-candidates", status_code=202, tags=["tasks"])
+    @route("queue_reference_candidates")
     def queue_reference_candidates(
         task_id: TaskIdPath,
         body: ReferenceCandidatesBody,  # type: ignore[valid-type]
@@ -456,22 +481,22 @@ def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> 
         """Queue cited papers the task has not read yet (the reference_candidates view), most-cited first."""
         return ops.queue_reference_candidates(api.QueueReferenceCandidatesRequest(task_id=task_id, **_fields(body)))
 
-    @app.get(f"{PREFIX}/tasks/{{task_id}}/status", tags=["tasks"])
+    @route("get_status")
     def get_status(task_id: TaskIdPath, query: Annotated[StatusQuery, Query()]) -> api.TaskStatus:  # type: ignore[valid-type]
         """Jobs, metrics, budget, milestones, blocked domains; long-polls up to `wait` seconds."""
         return ops.get_status(api.GetStatusRequest(task_id=task_id, **_fields(query)))
 
-    @app.get(f"{PREFIX}/jobs/{{job_id}}", tags=["jobs"])
+    @route("get_job")
     def get_job(job_id: str, _query: Annotated[NoQuery, Query()]) -> api.JobInfo:  # type: ignore[valid-type]
         """One job: state, attempts, error, result, and its progress while it runs."""
         return ops.get_job(api.GetJobRequest(id=job_id))
 
-    @app.get(f"{PREFIX}/tasks/{{task_id}}/auth-queue", tags=["tasks"])
+    @route("get_auth_queue")
     def get_auth_queue(task_id: TaskIdPath, query: Annotated[AuthQueueQuery, Query()]) -> api.AuthQueue:  # type: ignore[valid-type]
         """Pages the task's jobs could not read (CAPTCHA / login / consent walls), waiting for a person."""
         return ops.get_auth_queue(api.GetAuthQueueRequest(task_id=task_id, **_fields(query)))
 
-    @app.post(f"{PREFIX}/tasks/{{task_id}}/auth-queue/{{intervention_id}}/resolve", tags=["tasks"])
+    @route("resolve_auth")
     def resolve_auth(
         task_id: TaskIdPath,
         intervention_id: InterventionIdPath,
@@ -482,12 +507,12 @@ def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> 
             api.ResolveAuthRequest(task_id=task_id, intervention_id=intervention_id, **_fields(body))
         )
 
-    @app.post(f"{PREFIX}/tasks/{{task_id}}/stop", tags=["tasks"])
+    @route("stop_task")
     def stop_task(task_id: TaskIdPath, body: Annotated[StopTaskBody | None, Body()] = None) -> api.StopTaskResponse:  # type: ignore[valid-type]
         """Stop the task's jobs (graceful | immediate), optionally cleaning up (soft | hard_orphans_only)."""
         return ops.stop_task(api.StopTaskRequest(task_id=task_id, **_fields(body)))
 
-    @app.post(f"{PREFIX}/tasks/{{task_id}}/judge-remaining", tags=["evidence"])
+    @route("judge_remaining")
     def judge_remaining(
         task_id: TaskIdPath,
         body: Annotated[JudgeRemainingBody | None, Body()] = None,  # type: ignore[valid-type]
@@ -495,7 +520,7 @@ def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> 
         """Judge the task's pending candidate pairs now (best first, at most max_pairs, within the pair budget)."""
         return ops.judge_remaining(api.JudgeRemainingRequest(task_id=task_id, **_fields(body)))
 
-    @app.get(f"{PREFIX}/tasks/{{task_id}}/materials", response_model=api.Materials, tags=["evidence"])
+    @route("get_materials", response_model=api.Materials)
     def get_materials(task_id: TaskIdPath, query: Annotated[MaterialsQuery, Query()]) -> Response:  # type: ignore[valid-type]
         """Claims with confidence, uncertainty, controversy and their evidence, computed now from the edges."""
         fields = _fields(query)
@@ -507,75 +532,75 @@ def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> 
         request = api.GetMaterialsRequest(task_id=task_id, options=options, limit=REST_STREAM_PAGE, cursor=cursor)
         return StreamingResponse(ops.get_materials_json(request), media_type="application/json")
 
-    @app.get(f"{PREFIX}/tasks/{{task_id}}/graph", response_model=api.EvidenceGraph, tags=["evidence"])
+    @route("get_evidence_graph", response_model=api.EvidenceGraph)
     def get_evidence_graph(task_id: TaskIdPath, query: Annotated[GraphQuery, Query()]) -> Response:  # type: ignore[valid-type]
         """The task's evidence subgraph, with a Cypher query and a Neo4j Browser link for it."""
         return _model_response(ops.get_evidence_graph(api.GetEvidenceGraphRequest(task_id=task_id, **_fields(query))))
 
-    @app.get(f"{PREFIX}/views", tags=["explore"])
+    @route("list_views")
     def list_views(_query: Annotated[NoQuery, Query()]) -> api.ViewList:  # type: ignore[valid-type]
         """The named read-only Cypher views."""
         return ops.list_views()
 
-    @app.post(f"{PREFIX}/views/{{name}}", tags=["explore"])
+    @route("query_view")
     def query_view(name: str, body: Annotated[ViewBody | None, Body()] = None) -> api.QueryResult:  # type: ignore[valid-type]
         """Run a named view with its parameters."""
         return ops.query_view(api.QueryViewRequest(name=name, **_fields(body)))
 
-    @app.post(f"{PREFIX}/graph/query", tags=["explore"])
+    @route("query_graph")
     def query_graph(request: api.QueryGraphRequest) -> api.QueryResult:
         """Read-only Cypher (refused unless EXPLAIN says read-only), with a timeout and a row limit."""
         return ops.query_graph(request)
 
-    @app.post(f"{PREFIX}/maintenance/gc", tags=["maintenance"])
+    @route("collect_garbage")
     def collect_garbage(request: Annotated[api.CollectGarbageRequest | None, Body()] = None) -> api.GarbageReport:
         """Graph-wide orphan sweep (counts first; dry_run defaults to true; a real run needs dry_run=false and
         confirm=true; refused with 409 while jobs run)."""
         return ops.collect_garbage(request or api.CollectGarbageRequest())
 
-    @app.post(f"{PREFIX}/search", tags=["explore"])
+    @route("vector_search")
     def vector_search(request: api.VectorSearchRequest) -> api.SearchResults:
         """Fragments and/or claims most similar to a text."""
         return ops.vector_search(request)
 
-    @app.post(f"{PREFIX}/tasks/{{task_id}}/feedback", tags=["trust"])
+    @route("feedback")
     def feedback(task_id: TaskIdPath, body: FeedbackBody) -> trust.FeedbackResponse:  # type: ignore[valid-type]
         """A human correction: domain_block | domain_unblock | domain_clear_override | page_unblock | claim_reject |
         claim_restore | edge_correct, with its args."""
         return ops.feedback(trust.FeedbackRequest(task_id=task_id, **_with_reviewer(_fields(body), token)))
 
-    @app.get(f"{PREFIX}/domains/{{domain}}", tags=["trust"])
+    @route("check_domain")
     def check_domain(domain: str, _query: Annotated[NoQuery, Query()]) -> trust.DomainDecision:  # type: ignore[valid-type]
         """May Lyra fetch / use this domain, and why (the decision every fetch path uses)."""
         return ops.check_domain(trust.CheckDomainRequest(domain=domain))
 
-    @app.post(f"{PREFIX}/calibration", tags=["trust"])
+    @route("calibration_metrics")
     def calibration_metrics(request: trust.CalibrationMetricsRequest) -> trust.CalibrationResponse:
         """get_stats | evaluate | get_evaluations | fit."""
         return ops.calibration_metrics(request)
 
-    @app.post(f"{PREFIX}/calibration/rollback", tags=["trust"])
+    @route("calibration_rollback")
     def calibration_rollback(request: trust.CalibrationRollbackRequest) -> trust.CalibrationResponse:
         """Make a calibrator version active (0: none)."""
         return ops.calibration_rollback(request)
 
     # ------------------------------------------------------------ learning from reviewers
-    @app.get(f"{PREFIX}/learning/feedback", tags=["learning"])
+    @route("get_feedback_for_component")
     def feedback_for_component(query: Annotated[FeedbackListQuery, Query()]) -> learning.FeedbackRecordList:  # type: ignore[valid-type]
         """The newest feedback records about one component (stance, claims, domain_policy, ...)."""
         return ops.get_feedback_for_component(learning.FeedbackForComponentRequest(**_fields(query)))
 
-    @app.get(f"{PREFIX}/learning/feedback/{{record_id}}", tags=["learning"])
+    @route("get_feedback")
     def get_feedback(record_id: str, _query: Annotated[NoQuery, Query()]) -> learning.FeedbackRecord:  # type: ignore[valid-type]
         """One feedback record with the evaluator's classification."""
         return ops.get_feedback(learning.GetFeedbackRequest(id=record_id))
 
-    @app.get(f"{PREFIX}/learning/feedback/{{record_id}}/similar", tags=["learning"])
+    @route("find_similar_feedback")
     def find_similar_feedback(record_id: str, query: Annotated[SimilarQuery, Query()]) -> learning.SimilarRecords:  # type: ignore[valid-type]
         """Feedback records whose context (claim, passage, labels, comment) is similar to this one's."""
         return ops.find_similar_feedback(learning.FindSimilarRequest(id=record_id, **_fields(query)))
 
-    @app.post(f"{PREFIX}/learning/proposals", status_code=202, tags=["learning"])
+    @route("generate_proposals")
     def generate_proposals(
         request: Annotated[learning.GenerateProposalsRequest | None, Body()] = None,
     ) -> learning.ProposalsJob:
@@ -583,17 +608,17 @@ def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> 
         job; returns its id at once: GET /jobs/{job_id} shows its progress and result."""
         return ops.queue_proposals(request or learning.GenerateProposalsRequest())
 
-    @app.get(f"{PREFIX}/learning/proposals", tags=["learning"])
+    @route("list_proposals")
     def list_proposals(query: Annotated[ProposalsQuery, Query()]) -> learning.ProposalList:  # type: ignore[valid-type]
         """Proposals, newest first (status, component, limit)."""
         return ops.list_proposals(learning.ListProposalsRequest(**_fields(query)))
 
-    @app.get(f"{PREFIX}/learning/proposals/{{proposal_id}}", tags=["learning"])
+    @route("get_proposal")
     def get_proposal(proposal_id: str, _query: Annotated[NoQuery, Query()]) -> learning.Proposal:  # type: ignore[valid-type]
         """One proposal with its evidence, predicted effect, conflicts and reviews."""
         return ops.get_proposal(learning.GetProposalRequest(id=proposal_id))
 
-    @app.post(f"{PREFIX}/learning/proposals/{{proposal_id}}/approve", tags=["learning"])
+    @route("approve_proposal")
     def approve_proposal(
         proposal_id: str,
         body: Annotated[ApproveBody | None, Body()] = None,  # type: ignore[valid-type]
@@ -602,29 +627,29 @@ def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> 
         fields = _with_reviewer(_fields(body), token)
         return ops.approve_proposal(learning.ApproveProposalRequest(id=proposal_id, **fields))
 
-    @app.post(f"{PREFIX}/learning/proposals/{{proposal_id}}/reject", tags=["learning"])
+    @route("reject_proposal")
     def reject_proposal(proposal_id: str, body: RejectBody) -> learning.Proposal:  # type: ignore[valid-type]
         """Reject a pending proposal (reason required)."""
         fields = _with_reviewer(_fields(body), token)
         return ops.reject_proposal(learning.RejectProposalRequest(id=proposal_id, **fields))
 
-    @app.post(f"{PREFIX}/learning/rules/propose", tags=["learning"])
+    @route("propose_rule")
     def propose_rule(request: learning.ProposeRuleRequest) -> learning.Proposal:
         """A reviewer-written guideline for a component, as a proposal (the same two-reviewer approval)."""
         return ops.propose_rule(learning.ProposeRuleRequest(**_with_reviewer(dict(request), token)))
 
-    @app.get(f"{PREFIX}/learning/rules", tags=["learning"])
+    @route("list_rules")
     def list_rules(query: Annotated[RulesQuery, Query()]) -> learning.RuleList:  # type: ignore[valid-type]
         """Learned rules (active, or all with include_retired) and each component's rule-set version."""
         return ops.list_rules(learning.ListRulesRequest(**_fields(query)))
 
-    @app.post(f"{PREFIX}/learning/rules/rollback", tags=["learning"])
+    @route("rollback_rules")
     def rollback_rules(request: learning.RollbackRulesRequest) -> learning.RuleList:
         """Restore an earlier rule-set version of a component (0: no rules) as a new version."""
         fields = _with_reviewer(dict(request), token)
         return ops.rollback_rules(learning.RollbackRulesRequest(**fields))
 
-    @app.post(f"{PREFIX}/learning/rules/{{rule_id}}/retire", tags=["learning"])
+    @route("retire_rule")
     def retire_rule(rule_id: str, body: RetireBody) -> learning.RuleList:  # type: ignore[valid-type]
         """Retire an active learned rule (reason required)."""
         fields = _with_reviewer(_fields(body), token)
@@ -634,6 +659,9 @@ def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> 
     def report(task_id: TaskIdPath) -> HTMLResponse:
         """The evidence report page of a task."""
         return HTMLResponse(ops.report_html(task_id))
+
+    for router in routers.values():
+        app.include_router(router)
 
 
 def _with_reviewer(fields: dict[str, Any], token: str | None) -> dict[str, Any]:

@@ -43,7 +43,7 @@ looks for five kinds of attempts to turn that data into instructions:
     a name from :data:`LYRA_TOOL_NAMES`/:data:`LYRA_TOOL_ARGUMENTS` (``stop_task``, ``collect_garbage``,
     ``domain_unblock``, ``hard_orphans_only`` ...) on a line with a call verb, a "tool" word (in 13 languages)
     or call syntax, "the feedback/cleanup tool", and "perform a tool call". The names are checked against the
-    MCP server's tool specs by a unit test, so a new tool is not forgotten.
+    MCP tools of the catalogue (lyra/models/catalogue.py) by a unit test, so a new tool is not forgotten.
 
 How matching works
     Hidden characters are counted on the raw text (HTML character references decoded first). Everything

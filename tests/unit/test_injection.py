@@ -392,24 +392,14 @@ def snippets(name: str) -> list[dict[str, str]]:
 
 
 def test_the_scanner_knows_every_tool_the_mcp_server_offers() -> None:
-    import ast
     import typing
 
     from lyra.models.api import StopTaskRequest
+    from lyra.models.catalogue import OPERATIONS
     from lyra.models.trust import FeedbackAction
     from lyra.sources.injection import LYRA_TOOL_ARGUMENTS, LYRA_TOOL_NAMES
 
-    tree = ast.parse((ROOT / "lyra" / "mcp" / "server.py").read_text(encoding="utf-8"))
-    served = {
-        node.args[0].value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "ToolSpec"
-        and node.args
-        and isinstance(node.args[0], ast.Constant)
-        and isinstance(node.args[0].value, str)
-    }
+    served = {operation.name for operation in OPERATIONS if operation.mcp}  # the MCP tools are built from these
     assert len(served) > 20
     assert served == set(LYRA_TOOL_NAMES), "update LYRA_TOOL_NAMES in lyra/sources/injection.py"
     assert set(typing.get_args(FeedbackAction)) <= set(LYRA_TOOL_ARGUMENTS)
