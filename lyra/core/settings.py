@@ -170,7 +170,7 @@ class Settings(BaseSettings):
     # on one domain from this many distinct tasks block the domain for every task (dangerous_pattern)
     injection_domain_block_tasks: int = Field(default=3, ge=1, le=1000)
 
-    # --- learning from reviewers (issue 15; lyra/services/learning.py)
+    # --- learning from reviewers (issue 15; lyra/services/learning/)
     learning_approvals_required: int = Field(default=2, ge=1, le=10)  # distinct reviewers who must approve a proposal
     learning_max_rules_per_component: int = Field(default=20, ge=1, le=200)  # active rules a component may hold
     learning_min_evidence: int = Field(default=3, ge=1)  # corrections of one pattern before a proposal is made

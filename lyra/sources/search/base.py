@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Protocol
 from urllib.parse import urlsplit
 
-from lyra.sources.web.fetcher import PageRenderer, RawResponse
+from lyra.sources.web.types import PageRenderer, RawResponse
 
 __all__ = [
     "RawGetter",

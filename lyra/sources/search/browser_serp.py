@@ -33,7 +33,8 @@ from html.parser import HTMLParser
 from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
 
 from lyra.sources.search.base import RawGetter, RendererFactory, SearchEngineError, SearchResult, http_url
-from lyra.sources.web.fetcher import FetchRefused, PageRenderer, RawResponse, origin_of
+from lyra.sources.web.fetcher import FetchRefused, origin_of
+from lyra.sources.web.types import PageRenderer, RawResponse
 
 log = logging.getLogger(__name__)
 

@@ -60,8 +60,6 @@ from lyra.sources.web.fetcher import (
     FetchCode,
     FetchOutcome,
     FetchRefused,
-    PageRenderer,
-    RawResponse,
     WebFetcher,
     origin_of,
 )
@@ -74,6 +72,7 @@ from lyra.sources.web.politeness import (
     RequestSpacer,
 )
 from lyra.sources.web.ssrf import AddressPolicy, AddressRefused
+from lyra.sources.web.types import PageRenderer, RawResponse
 
 __all__ = [
     "AddressPolicy",

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from lyra.core.errors import ConfigError
-from lyra.sources.web.fetcher import RawResponse
+from lyra.sources.web.types import RawResponse
 
 log = logging.getLogger(__name__)
 

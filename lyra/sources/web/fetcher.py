@@ -6,7 +6,7 @@ import ipaddress
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Literal, Protocol, runtime_checkable
@@ -19,6 +19,7 @@ from lyra.core.settings import Settings
 from lyra.sources.domain_patterns import normalise_domain, pattern_matches
 from lyra.sources.domain_policy import ReloadingDomainPolicy
 from lyra.sources.local_files import SourceDocument
+from lyra.sources.web.browser import ChromiumRenderer
 from lyra.sources.web.challenge import Challenge, detect_challenge
 from lyra.sources.web.extract import Extracted, Link, decode_html, extract_html, extract_pdf
 from lyra.sources.web.politeness import (
@@ -33,6 +34,7 @@ from lyra.sources.web.politeness import (
     utc_today,
 )
 from lyra.sources.web.ssrf import AddressPolicy, AddressRefused, GuardedTransport, Resolver, system_resolver
+from lyra.sources.web.types import PageRenderer, RawResponse
 
 log = logging.getLogger(__name__)
 
@@ -78,28 +80,6 @@ CHALLENGE_MAX_BYTES = 1_000_000  # most bytes of such an answer read
 
 
 @dataclass(frozen=True)
-class RawResponse:
-    """One HTTP response as fetched (no redirect followed): ``body`` is empty for redirects and errors."""
-
-    url: str
-    status: int
-    headers: Mapping[str, str]
-    body: bytes = b""
-
-    @property
-    def content_type(self) -> str:
-        return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-
-    @property
-    def charset(self) -> str | None:
-        for part in self.headers.get("content-type", "").split(";")[1:]:
-            key, _, value = part.partition("=")
-            if key.strip().lower() == "charset" and value.strip():
-                return value.strip().strip("\"'")
-        return None
-
-
-@dataclass(frozen=True)
 class FetchOutcome:
     """What fetching one URL gave: a document (``code == "ok"``) or why not (``code`` and ``reason``).
 
@@ -129,16 +109,6 @@ class FetchOutcome:
     @property
     def ok(self) -> bool:
         return self.document is not None
-
-
-class PageRenderer(Protocol):
-    """A browser backend: renders ``page`` (fetched already: serve it as is) and returns the resulting HTML. Every
-    other request the browser makes must be served through ``fetch`` (the guarded, polite fetcher; it raises when
-    it refuses), never by the browser's own network stack. :class:`lyra.sources.web.browser.ChromiumRenderer`."""
-
-    def render(self, page: RawResponse, fetch: Callable[[str], RawResponse], timeout: float) -> str: ...
-
-    def close(self) -> None: ...
 
 
 class FetchRefused(Exception):
@@ -266,8 +236,6 @@ class WebFetcher:
         self.user_agent = user_agent(settings)
         self.robots_agent = self.user_agent.split("/", 1)[0].split()[0] or "Lyra"
         if renderer is None and settings.web_browser != "off":
-            from lyra.sources.web.browser import ChromiumRenderer  # imports this module: imported late
-
             renderer = ChromiumRenderer(settings.chromium_path)
         self.renderer = renderer
         self.resolver = resolver
