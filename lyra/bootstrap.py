@@ -29,6 +29,7 @@ from lyra.services.explore import ExploreService
 from lyra.services.feedback import FeedbackService
 from lyra.services.interventions import CookieStore, InterventionService
 from lyra.services.jobs import JobService, WorkerPool, route_jobs
+from lyra.services.judging import JudgingService
 from lyra.services.learning import LearningService
 from lyra.services.learning_jobs import LEARNING_PROPOSALS, ProposalsExecutor
 from lyra.services.materials import MaterialsService
@@ -89,6 +90,14 @@ class Services:
             ingest=lambda: self.ingest,
             interventions=self.interventions,
             learning=lambda: self.learning,
+            judging=self.judging,
+        )
+
+    @cached_property
+    def judging(self) -> JudgingService:
+        """The judges' pull door and review queue (issue 27); the unjudged queue loads the ranking models."""
+        return JudgingService(
+            self.store, self.task_repo, self.settings, pending_pairs=lambda task_id: self.ingest.pending_pairs(task_id)
         )
 
     @cached_property

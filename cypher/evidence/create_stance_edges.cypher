@@ -9,8 +9,11 @@
 // nli_confidence_raw / nli_calibrator_version are set only when a calibrator mapped the judge's confidence.
 // Params: $claims = [{claim_id, edges: [{id, fragment_id, relation, nli_label, nli_confidence, nli_confidence_raw,
 //                                        nli_calibrator_version, source_domain_category, target_domain_category,
-//                                        cause_id, nli_evidence_sentence}]}]
+//                                        cause_id, nli_evidence_sentence, judge, instructions_version}]}]
 // nli_evidence_sentence: the premise sentence the judge found decisive (null when the judge does not read sentences).
+// judge / judge_rank / judged_at / instructions_version (issue 27): these edges are the offline judge's (rank 0);
+// judge null is 'offline:import'. Higher judges replace them through judging/submit_judgments and
+// feedback/correct_edge, never through this statement.
 UNWIND $claims AS grp
 MATCH (c:Claim {id: grp.claim_id})
 CALL apoc.lock.nodes([c])
@@ -21,10 +24,12 @@ CALL (c, grp, known) {
     WHERE NOT row.fragment_id IN known
   MATCH (f:Fragment {id: row.fragment_id})
   CREATE (f)-[r:$(row.relation) {id: row.id, nli_label: row.nli_label, nli_confidence: row.nli_confidence,
-                                  edge_human_corrected: false, created_at: datetime()}]->(c)
+                                  edge_human_corrected: false, created_at: datetime(),
+                                  judge: coalesce(row.judge, 'offline:import'), judge_rank: 0, judged_at: datetime()}]->(c)
   SET r.nli_confidence_raw = row.nli_confidence_raw, r.nli_calibrator_version = row.nli_calibrator_version,
       r.source_domain_category = row.source_domain_category, r.target_domain_category = row.target_domain_category,
-      r.cause_id = row.cause_id, r.nli_evidence_sentence = row.nli_evidence_sentence
+      r.cause_id = row.cause_id, r.nli_evidence_sentence = row.nli_evidence_sentence,
+      r.instructions_version = row.instructions_version
   RETURN collect({id: row.id, relation: row.relation, weight: coalesce(toFloat(row.nli_confidence), 0.0)}) AS created
 }
 SET c.evidence_support_weight = c.evidence_support_weight

@@ -121,6 +121,12 @@ class BudgetExhausted(ConflictError):
     code = "budget_exhausted"
 
 
+class RateLimited(ConflictError):
+    """A per-task rate limit was reached (e.g. assistant judgments per minute); waiting and retrying succeeds."""
+
+    code = "rate_limited"
+
+
 class JobCancelled(ConflictError):
     """A running job saw a stop request (``stop_task(mode=immediate)``)."""
 

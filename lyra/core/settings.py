@@ -117,6 +117,11 @@ class Settings(BaseSettings):
     relevance_weight_terms: float = Field(default=0.3, ge=0.0)
     task_pair_budget: int = Field(default=2000, ge=0)  # judged pairs (stance edges) per task, over all its jobs
     evidence_passage_chars: int = Field(default=700, ge=80, le=20_000)  # passage shown per evidence item, at most
+    # --- judges (issue 27: next_judgments / submit_judgments)
+    judging_ticket_seconds: int = Field(default=3600, ge=10, le=86_400)  # a ticket of next_judgments expires after
+    judging_max_open_tickets: int = Field(default=500, ge=1)  # unexpired tickets per task, at most
+    judging_rate_per_minute: int = Field(default=120, ge=1)  # assistant judgments a task takes per minute, at most
+    judging_passage_chars: int = Field(default=2000, ge=80, le=20_000)  # passage shown per judging item, at most
     ingest_max_file_bytes: int = Field(default=20_000_000, ge=1)  # a larger local file is skipped, not read
     ingest_max_files: int = Field(default=10_000, ge=1)  # files one ingest (or one file job) reads at most
 

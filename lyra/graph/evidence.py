@@ -223,6 +223,8 @@ class EvidenceRepository:
                 "target_domain_category": e.target_domain_category,
                 "cause_id": e.cause_id,
                 "nli_evidence_sentence": e.nli_evidence_sentence,
+                "judge": e.judge,
+                "instructions_version": e.instructions_version,
             }
             for e in items
         ]

@@ -34,6 +34,7 @@ from lyra.graph.catalog import CypherCatalog
 from lyra.graph.evidence import filled_page_fields, page_groups
 from lyra.graph.server import LocalNeo4j, instance_for_uri
 from lyra.graph.store import GraphStore, open_driver
+from lyra.models.graph import IMPORTED_JUDGE
 from lyra.services.graph_import import ImportReport, check_graph
 
 
@@ -185,6 +186,10 @@ def bulk_load_graph(data: dict[str, Any], settings: Settings) -> tuple[BulkImpor
                 "false",
                 doc.get("cause_id", "example_graph"),
                 now,
+                edge.judge or IMPORTED_JUDGE,
+                0,
+                now,
+                edge.instructions_version,
             ]
         )
 
@@ -287,6 +292,10 @@ def bulk_load_graph(data: dict[str, Any], settings: Settings) -> tuple[BulkImpor
             "edge_human_corrected:boolean",
             "cause_id",
             "created_at:datetime",
+            "judge",
+            "judge_rank:long",
+            "judged_at:datetime",
+            "instructions_version",
         ]
         for relation, rows in edge_rows.items():
             rel(relation, stance_header, rows)

@@ -26,6 +26,12 @@ from lyra.models.validation import parse_one
 from lyra.services.domains import DomainGate, page_key
 from lyra.sources.domain_patterns import lift_host, validate_pattern
 
+
+def human_judge_name(reviewer_id: str | None) -> str:
+    """``human:<reviewer>`` (``human:anonymous`` when the correction names no reviewer)."""
+    return f"human:{reviewer_id or 'anonymous'}"
+
+
 LABEL_FOR_RELATION = {"supports": "entailment", "refutes": "contradiction", "neutral": "neutral"}
 
 
@@ -244,6 +250,8 @@ class FeedbackService:
                     "new_label": LABEL_FOR_RELATION[args.correct_relation],
                     "reason": args.reason,
                     "correction_id": new_id("nlc"),
+                    "judge": human_judge_name(request.reviewer_id),
+                    "judgment_id": new_id("jdg"),
                 },
             )
             if not rows:

@@ -27,7 +27,7 @@ from lyra.ml.protocols import LLM, Embedder, NLIJudge, NLIResult
 from lyra.ml.ranking import CandidateRanker
 from lyra.ml.relevance import relevance
 from lyra.ml.vector_index import FragmentIndex
-from lyra.models.graph import RELATION_FOR_LABEL, PageIn, PageType
+from lyra.models.graph import RELATION_FOR_LABEL, PageIn, PageType, offline_judge_name
 from lyra.models.ingest import IdentifierMention, IngestReport, SkippedItem
 from lyra.services.coverage import (
     ClaimToJudge,
@@ -555,6 +555,16 @@ class IngestService:
             orders.append(order)
         return orders
 
+    def pending_pairs(self, task_id: str) -> list[tuple[str, str, float]]:
+        """The task's ranked candidate pairs no judge has drawn an edge for (those judge_remaining would judge), best
+        first: (claim id, fragment id, priority). For the ``unjudged`` queue of next_judgments (issue 27)."""
+        validate_task_id(task_id)
+        report = IngestReport(task_id=task_id, cause_id="next_judgments", claims=[])
+        claims, fragments, plan = self._plan(task_id, report, _Timer())
+        return [
+            (claims[p.claim_index].claim_id, fragments[p.fragment_index].fragment_id, p.priority) for p in plan.pending
+        ]
+
     def judge_remaining(
         self, task_id: str, *, max_pairs: int | None = None, progress: Progress | None = None
     ) -> IngestReport:
@@ -747,6 +757,8 @@ class IngestService:
                     "nli_evidence_sentence": _bounded_sentence(result.sentence),
                     "source_domain_category": fragment.category,
                     "cause_id": report.cause_id,
+                    "judge": offline_judge_name(stamp.judge_id),
+                    "instructions_version": f"rules:{stamp.rules_version}",
                 }
             )
         if edges:

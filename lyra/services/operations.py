@@ -61,6 +61,14 @@ from lyra.models.api import (
     ViewList,
 )
 from lyra.models.ingest import IngestReport, IngestRequest, ResearchRequest, ResearchStart
+from lyra.models.judging import (
+    NextJudgments,
+    NextJudgmentsRequest,
+    ReviewQueue,
+    ReviewQueueRequest,
+    SubmitJudgmentsRequest,
+    SubmitJudgmentsResponse,
+)
 from lyra.models.learning import (
     ApproveProposalRequest,
     FeedbackForComponentRequest,
@@ -101,6 +109,7 @@ from lyra.services.graph_import import ImportReport, load_graph_file
 from lyra.services.ingest import IngestService, Progress
 from lyra.services.interventions import InterventionService
 from lyra.services.jobs import JobService
+from lyra.services.judging import JudgingService
 from lyra.services.learning import LearningService
 from lyra.services.learning_jobs import queue_proposals
 from lyra.services.materials import MaterialsService, materials_json
@@ -127,6 +136,7 @@ class Operations:
         ingest: Callable[[], IngestService],
         interventions: InterventionService,
         learning: Callable[[], LearningService] | None = None,
+        judging: JudgingService | None = None,
     ) -> None:
         self.store = store
         self.task_repo = task_repo
@@ -143,12 +153,19 @@ class Operations:
         self._ingest = ingest  # built on first use: it loads the models
         self.interventions = interventions
         self._learning = learning
+        self._judging = judging
 
     @property
     def learning(self) -> LearningService:
         if self._learning is None:
             raise ConfigError("the learning loop is not wired into these operations")
         return self._learning()
+
+    @property
+    def judging(self) -> JudgingService:
+        if self._judging is None:
+            raise ConfigError("the judging door is not wired into these operations")
+        return self._judging
 
     # ------------------------------------------------------------------ service
     def health(self) -> Health:
@@ -420,6 +437,19 @@ class Operations:
         response = self._feedback.feedback(request)
         record = self.learning.capture(request, response, snapshot)
         return response.model_copy(update={"record_id": record.id, "classification": record.classification})
+
+    # ------------------------------------------------------------ judges (issue 27)
+    def next_judgments(self, request: NextJudgmentsRequest) -> NextJudgments:
+        """A batch of (claim, passage) pairs for an assistant to judge, chosen by the request's policy."""
+        return self.judging.next_judgments(request)
+
+    def submit_judgments(self, request: SubmitJudgmentsRequest) -> SubmitJudgmentsResponse:
+        """An assistant's verdicts on the tickets of next_judgments: the good items in one transaction."""
+        return self.judging.submit_judgments(request)
+
+    def review_queue(self, request: ReviewQueueRequest) -> ReviewQueue:
+        """The edges a person should look at first (impact, offline/assistant disagreement)."""
+        return self.judging.review_queue(request)
 
     # ------------------------------------------------------------ learning from reviewers
     def get_feedback(self, request: GetFeedbackRequest) -> FeedbackRecord:
