@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from lyra.bootstrap import Services
 from lyra.models.api import RescoreRequest
+from lyra.models.judging import NextJudgmentsRequest, SubmitJudgmentsRequest
 from lyra.models.trust import FeedbackRequest
 
 from .helpers import seed_task
@@ -56,6 +57,12 @@ steps = st.lists(
     st.one_of(
         st.tuples(st.just("edges"), edge_rows),
         st.tuples(st.just("correct"), st.integers(0, 100), st.sampled_from(RELATIONS)),
+        st.tuples(
+            st.just("assistant"),
+            st.integers(0, 1),
+            st.sampled_from(["uncertain", "impact", "disputed"]),
+            st.lists(st.tuples(st.sampled_from(RELATIONS), st.floats(0.0, 1.0, allow_nan=False)), max_size=4),
+        ),
         st.tuples(st.just("prefix"), st.sampled_from(["g0/", "g1/", ""])),
         st.tuples(st.just("urls"), st.lists(st.integers(0, 5), max_size=3)),
         st.tuples(st.just("task"), st.integers(0, 1), st.sampled_from(["soft", "hard"])),
@@ -175,6 +182,22 @@ class Example:
                 edge_id, task_id = edges[step[1] % len(edges)]
                 args = {"edge_id": edge_id, "correct_relation": step[2].lower(), "reason": "property test"}
                 services.feedback.feedback(FeedbackRequest(task_id=task_id, action="edge_correct", args=args))
+        elif kind == "assistant":  # issue 27: an assistant's verdicts through the pull door
+            task_id = self.task_ids[step[1]]
+            if task_id in {t["id"] for t in services.tasks.list_tasks()}:
+                judge = f"assistant:property/{len(step[3])}"
+                batch = services.judging.next_judgments(
+                    NextJudgmentsRequest(task_id=task_id, limit=4, policy=step[2], judge=judge)
+                )
+                items = [
+                    {"ticket": item.ticket, "relation": relation, "confidence": confidence}
+                    for item, (relation, confidence) in zip(batch.items, step[3], strict=False)
+                ]
+                if items:
+                    request = SubmitJudgmentsRequest.model_validate(
+                        {"task_id": task_id, "items": items, "judge": judge}
+                    )
+                    services.judging.submit_judgments(request)
         elif kind == "prefix":
             services.store.run("cleanup/delete_pages_by_url_prefix", {"prefix": self.prefix + step[1], "batch_size": 3})
         elif kind == "urls":
