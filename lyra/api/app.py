@@ -42,6 +42,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from lyra.api.guards import McpMessages, SingleHeaders
+from lyra.api.judging import judging_router
 from lyra.core import errors
 from lyra.core.errors import LyraError
 from lyra.core.ids import TASK_ID_PATTERN
@@ -71,6 +72,7 @@ STATUS_FOR_ERROR: dict[type[LyraError], int] = {
     errors.ConflictError: status.HTTP_409_CONFLICT,
     errors.BudgetExhausted: status.HTTP_409_CONFLICT,
     errors.JobCancelled: status.HTTP_409_CONFLICT,
+    errors.RateLimited: status.HTTP_429_TOO_MANY_REQUESTS,
     errors.InvalidGraphDataError: status.HTTP_409_CONFLICT,
     errors.UnavailableError: status.HTTP_503_SERVICE_UNAVAILABLE,
     errors.GraphUnavailableError: status.HTTP_503_SERVICE_UNAVAILABLE,
@@ -660,6 +662,7 @@ def _install_routes(app: FastAPI, ops: Operations, token: str | None = None) -> 
         """The evidence report page of a task."""
         return HTMLResponse(ops.report_html(task_id))
 
+    app.include_router(judging_router(ops, PREFIX))  # the judges' routes (lyra/api/judging.py)
     for router in routers.values():
         app.include_router(router)
 

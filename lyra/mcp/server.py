@@ -165,6 +165,20 @@ def _client_name(context: Any) -> str | None:
     return cleaned or None
 
 
+def _client_judge(context: Any) -> str | None:
+    """The calling MCP client as a judge (issue 27): ``assistant:<clientInfo.name>/<clientInfo.version>``, from the
+    MCP initialize handshake; None when the client declared no name."""
+    name = _client_name(context)
+    if name is None:
+        return None
+    try:
+        version = str(context.session.client_params.client_info.version or "")
+    except (AttributeError, ValueError, RuntimeError):
+        version = ""
+    version = re.sub(r"[^A-Za-z0-9_.@:+-]+", "-", version).strip("-")[:40]
+    return f"assistant:{name}/{version}" if version else f"assistant:{name}"
+
+
 def _error_text(exc: LyraError) -> str:
     return json.dumps(exc.to_dict(), ensure_ascii=False)
 
@@ -192,6 +206,10 @@ def _make_tool(spec: ToolSpec) -> Tool:
             client = _client_name(context)  # the reviewer defaults to the MCP client that calls
             if client:
                 arguments["reviewer_id"] = f"mcp:{client}"
+        if "judge" in fields:  # the judge is the calling client, as its MCP handshake names it (not an argument)
+            judge = _client_judge(context)
+            if judge:
+                arguments["judge"] = judge
         try:
             return spec.call(parse_one(spec.request, arguments, strict=True))
         except LyraError as exc:

@@ -159,9 +159,7 @@ class JudgingService:
         validate_task_id(task_id)
         self.tasks.get(task_id)  # NotFoundError for an unknown task
         judge = judge or request.judge or UNKNOWN_ASSISTANT
-        state = self.store.run(
-            "judging/task_judging_state", {"task_id": task_id, "seconds": RATE_WINDOW_SECONDS}
-        )
+        state = self.store.run("judging/task_judging_state", {"task_id": task_id, "seconds": RATE_WINDOW_SECONDS})
         open_tickets = int(state[0]["open_tickets"])
         room = self.settings.judging_max_open_tickets - open_tickets
         if room <= 0:
@@ -296,9 +294,7 @@ class JudgingService:
             raise InvalidInputError(
                 "judge", "submit_judgments takes assistant judges only (assistant:<client>/<model>)"
             )
-        state = self.store.run(
-            "judging/task_judging_state", {"task_id": task_id, "seconds": RATE_WINDOW_SECONDS}
-        )
+        state = self.store.run("judging/task_judging_state", {"task_id": task_id, "seconds": RATE_WINDOW_SECONDS})
         recent = int(state[0]["recent"])
         limit = self.settings.judging_rate_per_minute
         if recent + len(request.items) > limit:

@@ -162,7 +162,7 @@ class Operations:
         return self._learning()
 
     @property
-    def judging(self) -> JudgingService:
+    def _judges(self) -> JudgingService:
         if self._judging is None:
             raise ConfigError("the judging door is not wired into these operations")
         return self._judging
@@ -441,15 +441,15 @@ class Operations:
     # ------------------------------------------------------------ judges (issue 27)
     def next_judgments(self, request: NextJudgmentsRequest) -> NextJudgments:
         """A batch of (claim, passage) pairs for an assistant to judge, chosen by the request's policy."""
-        return self.judging.next_judgments(request)
+        return self._judges.next_judgments(request)
 
     def submit_judgments(self, request: SubmitJudgmentsRequest) -> SubmitJudgmentsResponse:
         """An assistant's verdicts on the tickets of next_judgments: the good items in one transaction."""
-        return self.judging.submit_judgments(request)
+        return self._judges.submit_judgments(request)
 
     def review_queue(self, request: ReviewQueueRequest) -> ReviewQueue:
         """The edges a person should look at first (impact, offline/assistant disagreement)."""
-        return self.judging.review_queue(request)
+        return self._judges.review_queue(request)
 
     # ------------------------------------------------------------ learning from reviewers
     def get_feedback(self, request: GetFeedbackRequest) -> FeedbackRecord:
