@@ -50,9 +50,9 @@ def verdict_impact(relation: str | None, weight: float, alpha: float, beta: floa
 
     The pair's current verdict (``relation`` with its ``weight``: SUPPORTS adds it to alpha, REFUTES to beta, NEUTRAL
     or no edge adds nothing) is taken out, and each other label is put in with the full weight 1.0 (a sure judge);
-    the score is the largest ``|mean(after) - mean(now)|``. It is large when the edge weighs much (taking it out
-    moves the claim) and when the claim is unsettled (little evidence: alpha + beta small, so one verdict moves the
-    mean far; or the evidence is balanced, so a flip crosses 0.5); a claim with much one-sided evidence scores low.
+    the score is the largest ``|mean(after) - mean(now)|``: edge weight times how unsettled the claim is, made
+    exact. It is large when the edge weighs much (taking it out moves the claim) and when the claim holds little
+    evidence (alpha + beta small, so one verdict moves the mean far); a claim with much evidence scores low.
     For a NEUTRAL edge (weight 0) it is ``max(alpha, beta) / ((alpha + beta) (alpha + beta + 1))``.
     """
     base_alpha = alpha - (weight if relation == "SUPPORTS" else 0.0)

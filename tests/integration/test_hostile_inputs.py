@@ -59,6 +59,7 @@ from lyra.models.api import QueueTargetsRequest, Target
 from lyra.services.explore import ExploreService
 from lyra.services.graph_import import load_graph_file
 from lyra.services.jobs import JobService
+from lyra.services.judging import JudgingService
 from lyra.services.learning import LearningService
 from lyra.services.operations import Operations
 
@@ -355,6 +356,7 @@ def operations_for(services: Services, root: Path) -> Operations:
         ingest=lambda: services.ingest,
         interventions=services.interventions,
         learning=lambda: learning,
+        judging=JudgingService(services.store, services.task_repo, services.settings),
     )
 
 

@@ -48,6 +48,9 @@ TOOLS = {
     "reject_proposal": (False, False),
     "list_rules": (True, False),
     "retire_rule": (False, True),
+    "next_judgments": (False, False),
+    "submit_judgments": (False, False),
+    "review_queue": (True, False),
 }
 
 
