@@ -14,6 +14,7 @@ Tree (``code`` in brackets; tests/unit/test_errors.py checks that this tree and 
     ├── NotFoundError [not_found]                       a named object (task, claim, edge, view...) does not exist
     ├── ConflictError [conflict]                        the request clashes with what is stored
     │   ├── BudgetExhausted [budget_exhausted]          the task used its page or time budget
+    │   ├── RateLimited [rate_limited]                  a per-task rate limit was reached (retry later)
     │   ├── JobCancelled [job_cancelled]                a running job saw a stop request
     │   └── InvalidGraphDataError [invalid_graph_data]  a node holds data Lyra cannot read (written by another tool)
     ├── UnavailableError [unavailable]                  something Lyra depends on cannot serve now
