@@ -331,3 +331,32 @@ def test_the_impact_queue_and_the_clean_up_removes_the_judging_records(graph: Se
     assert query(graph, counts)[0] == {"j": 1, "t": 1}
     graph.cleanup.cleanup("jd_clean", "soft")
     assert query(graph, counts)[0] == {"j": 0, "t": 0}
+
+
+def test_the_unjudged_queue_gives_a_pair_without_an_edge_its_first_edge(graph: Services) -> None:
+    build(graph, "jd_new", [0.4])
+    claim_id = query(graph, "MATCH (c:Claim {task_id: 'jd_new'}) RETURN c.id AS id")[0]["id"]
+    page = graph.evidence.upsert_pages([{"url": "https://judges.invalid/jd_new/extra"}]).ids[0]
+    graph.evidence.record_task_reads("jd_new", [page], "test")
+    fragment = graph.evidence.upsert_fragments([{"page_id": page, "text": "an unjudged passage"}]).ids[0]
+    svc = JudgingService(
+        graph.store, graph.task_repo, graph.settings, pending_pairs=lambda task_id: [(claim_id, fragment, 0.9)]
+    )
+    batch = take(svc, "jd_new", policy="unjudged")
+    assert [(i.current_relation, i.passage.text) for i in batch.items] == [(None, "an unjudged passage")]
+    assert take(svc, "jd_new", policy="unjudged").items == []  # out on its ticket
+    answer = submit(svc, "jd_new", [{"ticket": batch.items[0].ticket, "relation": "SUPPORTS", "confidence": 0.6}])
+    assert answer.errors == [] and answer.written[0].previous_relation is None
+    created = edge(graph, answer.written[0].edge_id)
+    assert created["type"] == "SUPPORTS" and created["judge"] == JUDGE and created.get("offline_relation") is None
+    assert_sums_hold(graph)
+    # a ticket for a pair that got an edge meanwhile (the offline judge drew one) is stale
+    other = graph.evidence.upsert_fragments([{"page_id": page, "text": "another unjudged passage"}]).ids[0]
+    svc.pending_pairs = lambda task_id: [(claim_id, other, 0.8)]
+    ticket = take(svc, "jd_new", policy="unjudged").items[0].ticket
+    graph.evidence.create_stance_edges(
+        [{"fragment_id": other, "claim_id": claim_id, "relation": "REFUTES", "nli_confidence": 0.5}]
+    )
+    stale = submit(svc, "jd_new", [{"ticket": ticket, "relation": "SUPPORTS", "confidence": 0.6}])
+    assert stale.written == [] and "changed" in stale.errors[0].message
+    assert_sums_hold(graph)
