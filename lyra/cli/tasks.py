@@ -46,6 +46,7 @@ from lyra.models.api import (
     TargetOptions,
     TaskConfig,
 )
+from lyra.models.export import ExportRequest
 from lyra.models.ingest import IngestReport, IngestRequest, ResearchRequest, ResearchStart
 from lyra.models.validation import parse_one
 
@@ -268,6 +269,38 @@ def materials(
             return
         result = _materials(ops, task_id, 0)
     out.print(materials_table(result))
+
+
+@handle_errors
+def export(
+    task_id: str,
+    fmt: str = typer.Option(..., "--format", "-f", help="csv, csl-json, bibtex, ris or markdown"),
+    output: Path | None = typer.Option(None, "--out", "-o", help="write to this file (default: standard output)"),
+    no_neutral: bool = typer.Option(False, "--no-neutral", help="leave NEUTRAL evidence out"),
+    reveal_flagged: bool = typer.Option(False, "--reveal-flagged", help="include source text the scanner flagged"),
+) -> None:
+    """Export a task's evidence: CSV for a spreadsheet, CSL-JSON / BibTeX / RIS for a reference manager,
+    Markdown to read (export_evidence)."""
+    request = parse_one(
+        ExportRequest,
+        {"task_id": task_id, "format": fmt, "include_neutral": not no_neutral, "reveal_flagged": reveal_flagged},
+    )
+    with operations() as ops:
+        result = ops.export_evidence(request)
+    if output is None:
+        sys.stdout.write(result.content)
+        sys.stdout.flush()
+    else:
+        output.write_text(result.content, encoding="utf-8")
+    note = f" ({result.withheld} flagged source texts withheld)" if result.withheld else ""
+    err.print(
+        f"exported {result.claims} claims, {result.evidence_items} evidence items, {result.sources} sources as "
+        f"{result.format}" + (f" to {output}" if output else "") + note
+    )
+    if result.evidence_truncated_claims:
+        err.print(
+            f"[yellow]{len(result.evidence_truncated_claims)} claim(s) have more evidence than one export lists[/]"
+        )
 
 
 @handle_errors

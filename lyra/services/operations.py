@@ -60,6 +60,7 @@ from lyra.models.api import (
     VectorSearchRequest,
     ViewList,
 )
+from lyra.models.export import ExportRequest, ExportResult
 from lyra.models.ingest import IngestReport, IngestRequest, ResearchRequest, ResearchStart
 from lyra.models.learning import (
     ApproveProposalRequest,
@@ -96,6 +97,7 @@ from lyra.services.calibration import CalibrationService
 from lyra.services.cleanup import CleanupService
 from lyra.services.domains import DomainGate
 from lyra.services.explore import ExploreService, graph_node, screened
+from lyra.services.export import ExportService
 from lyra.services.feedback import FeedbackService
 from lyra.services.graph_import import ImportReport, load_graph_file
 from lyra.services.ingest import IngestService, Progress
@@ -380,6 +382,12 @@ class Operations:
         pages = self._materials.pages(request)
         first = next(pages)
         return materials_json(itertools.chain([first], pages))
+
+    def export_evidence(self, request: ExportRequest) -> ExportResult:
+        """The task's evidence as a file (CSV, CSL-JSON, BibTeX, RIS or Markdown), from the same reader as
+        get_materials."""
+        self.task_repo.get(request.task_id)
+        return ExportService(self._materials).export(request)
 
     def get_evidence_graph(self, request: GetEvidenceGraphRequest) -> EvidenceGraph:
         self.task_repo.get(request.task_id)
