@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
 
@@ -84,6 +85,7 @@ from lyra.models.learning import (
     RuleList,
     SimilarRecords,
 )
+from lyra.models.timeline import Changes, ClaimTimeline, GetChangesRequest, GetClaimTimelineRequest
 from lyra.models.trust import (
     CalibrationMetricsRequest,
     CalibrationResponse,
@@ -109,6 +111,7 @@ from lyra.services.materials import MaterialsService, materials_json
 from lyra.services.research import research_claims
 from lyra.services.status import StatusService
 from lyra.services.tasks import TaskService
+from lyra.services.timeline import TimelineService
 
 
 class Operations:
@@ -129,6 +132,7 @@ class Operations:
         ingest: Callable[[], IngestService],
         interventions: InterventionService,
         learning: Callable[[], LearningService] | None = None,
+        timeline: TimelineService | None = None,
     ) -> None:
         self.store = store
         self.task_repo = task_repo
@@ -143,6 +147,7 @@ class Operations:
         self._feedback = feedback
         self.calibration = calibration
         self._ingest = ingest  # built on first use: it loads the models
+        self.timeline = timeline or TimelineService(store, task_repo, materials)
         self.interventions = interventions
         self._learning = learning
 
@@ -293,6 +298,7 @@ class Operations:
             as_claim, _ = self._hypothesis_as_claim(request.hypothesis, True, list(request.claims), "claims")
             if not as_claim:
                 self.tasks.create_task(request.task_id, request.hypothesis, hypothesis_as_claim=False)
+        started = datetime.now(UTC)
         report = self._ingest().ingest(
             request.paths,
             request.task_id,
@@ -302,6 +308,7 @@ class Operations:
             progress=progress,
         )
         self.tasks.mark_ran(report.task_id)  # the task has run, as if its jobs had: not 'created' any more
+        self.timeline.record_quietly(report.task_id, "ingest", None, started)
         return report
 
     def judge_remaining(
@@ -310,7 +317,9 @@ class Operations:
         """Judge the task's pending candidate pairs (above the relevance floor, no stance edge yet) now, best first,
         at most ``max_pairs`` and within the task's pair budget: after claims were added, after the budget was
         raised, or after a job stopped while judging."""
+        started = datetime.now(UTC)
         report = self._ingest().judge_remaining(request.task_id, max_pairs=request.max_pairs, progress=progress)
+        self.timeline.record_quietly(request.task_id, "judge_remaining", None, started)
         return JudgeRemainingResponse(
             task_id=report.task_id,
             pairs_judged=report.pairs_judged,
@@ -383,6 +392,14 @@ class Operations:
         first = next(pages)
         return materials_json(itertools.chain([first], pages))
 
+    def get_changes(self, request: GetChangesRequest) -> Changes:
+        """What moved each claim since a run or a moment, and why (new evidence, corrections, judges, retractions)."""
+        return self.timeline.changes(request)
+
+    def get_claim_timeline(self, request: GetClaimTimelineRequest) -> ClaimTimeline:
+        """Everything that happened to one claim, newest first."""
+        return self.timeline.claim_timeline(request)
+
     def export_evidence(self, request: ExportRequest) -> ExportResult:
         """The task's evidence as a file (CSV, CSL-JSON, BibTeX, RIS or Markdown), from the same reader as
         get_materials."""
@@ -420,12 +437,16 @@ class Operations:
     # ----------------------------------------------------------- trust and control
     def feedback(self, request: FeedbackRequest) -> FeedbackResponse:
         """Apply a feedback action; the learning loop then keeps it as a classified feedback record."""
+        started = datetime.now(UTC)
         if self._learning is None:
-            return self._feedback.feedback(request)
+            response = self._feedback.feedback(request)
+            self.timeline.record_quietly(request.task_id, "feedback", response.event_id, started)
+            return response
         snapshot = None
         if request.action == "edge_correct":
             snapshot = self.learning.edge_snapshot(request.task_id, request.args.get("edge_id"))
         response = self._feedback.feedback(request)
+        self.timeline.record_quietly(request.task_id, "feedback", response.event_id, started)
         record = self.learning.capture(request, response, snapshot)
         return response.model_copy(update={"record_id": record.id, "classification": record.classification})
 

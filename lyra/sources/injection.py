@@ -684,7 +684,8 @@ LYRA_TOOL_NAMES: tuple[str, ...] = (
     "get_job", "get_auth_queue", "resolve_auth", "stop_task", "get_materials", "get_evidence_graph", "query_graph",
     "list_views", "query_view", "vector_search", "collect_garbage", "feedback", "check_domain",
     "calibration_metrics", "calibration_rollback", "generate_proposals", "list_proposals", "get_proposal",
-    "approve_proposal", "reject_proposal", "list_rules", "retire_rule", "export_evidence",
+    "approve_proposal", "reject_proposal", "list_rules", "retire_rule", "export_evidence", "get_changes",
+    "get_claim_timeline",
 )  # fmt: skip
 LYRA_TOOL_ARGUMENTS: tuple[str, ...] = (
     "domain_block", "domain_unblock", "page_unblock", "domain_clear_override", "claim_reject", "claim_restore",
