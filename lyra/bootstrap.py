@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -22,13 +23,14 @@ from lyra.graph.store import GraphStore
 from lyra.graph.tasks import TaskRepository
 from lyra.ml.claims import ClaimExtractor
 from lyra.ml.learned_rules import CITATION_DETECTION, CITATION_USEFULNESS, CLAIM_EXTRACTION, EVIDENCE_RANKING
+from lyra.models.timeline import RunKind
 from lyra.services.calibration import CalibrationService
 from lyra.services.cleanup import CleanupService
 from lyra.services.domains import DomainGate
 from lyra.services.explore import ExploreService
 from lyra.services.feedback import FeedbackService
 from lyra.services.interventions import CookieStore, InterventionService
-from lyra.services.jobs import JobService, WorkerPool, route_jobs
+from lyra.services.jobs import ClaimedJob, JobService, WorkerPool, route_jobs
 from lyra.services.judging import JudgingService
 from lyra.services.learning import LearningService
 from lyra.services.learning_jobs import LEARNING_PROPOSALS, ProposalsExecutor
@@ -37,6 +39,7 @@ from lyra.services.operations import Operations
 from lyra.services.research import ResearchExecutor
 from lyra.services.status import StatusService
 from lyra.services.tasks import TaskService
+from lyra.services.timeline import TimelineService
 from lyra.sources.domain_policy import ReloadingDomainPolicy
 
 if TYPE_CHECKING:
@@ -91,6 +94,7 @@ class Services:
             interventions=self.interventions,
             learning=lambda: self.learning,
             judging=self.judging,
+            timeline=self.timeline,
         )
 
     @cached_property
@@ -99,6 +103,11 @@ class Services:
         return JudgingService(
             self.store, self.task_repo, self.settings, pending_pairs=lambda task_id: self.ingest.pending_pairs(task_id)
         )
+
+    @cached_property
+    def timeline(self) -> TimelineService:
+        """Runs, claim snapshots, get_changes and claim timelines."""
+        return TimelineService(self.store, self.task_repo, self.materials)
 
     @cached_property
     def learning(self) -> LearningService:
@@ -144,6 +153,14 @@ class Services:
         )
         # a task's targets go to the research executor above; the service's own jobs to theirs
         pool.executor = route_jobs(pool.executor, {LEARNING_PROPOSALS: ProposalsExecutor(lambda: self.learning)})
+        timeline = self.timeline
+
+        def record(job: ClaimedJob, state: str, seconds: float) -> None:
+            started = datetime.now(UTC) - timedelta(seconds=seconds)
+            kind: RunKind = "research" if job.kind == "query" else "ingest"
+            timeline.record_quietly(job.task_id, kind, job.id, started)
+
+        pool.on_finished = record
         self.jobs.on_queued(pool.wake)
         return pool
 

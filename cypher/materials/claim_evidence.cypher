@@ -37,13 +37,13 @@ WITH c, min(oldest) AS oldest, max(newest) AS newest,
        AS supporting
 WITH c, oldest, newest, supporting, size(listed) AS available,
      // each item a list (edge_id, relation, fragment_id, pages, passage, nli_confidence, weight,
-     // source_domain_category, edge_human_corrected, nli_evidence_sentence, page_count, scanned_with); pages: up to
-     // $pages_per_item lists (id, url, title, year, doi, venue) of the task's pages carrying the fragment, oldest
-     // crawl first. Lists, not maps: maps cost the server and the driver more
+     // source_domain_category, edge_human_corrected, nli_evidence_sentence, page_count, scanned_with, judge);
+     // pages: up to $pages_per_item lists (id, url, title, year, doi, venue) of the task's pages carrying the
+     // fragment, oldest crawl first. Lists, not maps: maps cost the server and the driver more
      [x IN listed[..$evidence_limit] | [x[0].id, toLower(type(x[0])), x[1].id,
        [p IN x[2][..$pages_per_item] | [p.id, p.url, p.title, p.year, p.doi, p.venue]], x[1].text,
        x[0].nli_confidence, x[3], x[0].source_domain_category, coalesce(x[0].edge_human_corrected, false),
-       x[0].nli_evidence_sentence, size(x[2]), x[1].scanned_with]] AS evidence
+       x[0].nli_evidence_sentence, size(x[2]), x[1].scanned_with, x[0].judge]] AS evidence
 // one row, one list per claim (collect() would drop the nulls of a column list)
 RETURN collect([c.id, c.text, coalesce(c.claim_adoption_status, 'adopted'), c.claim_rejection_reason, oldest, newest,
                 supporting, available, evidence, COUNT { (c)-[:SOURCE_REJECTED]->(:Domain) },

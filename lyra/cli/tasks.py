@@ -46,7 +46,9 @@ from lyra.models.api import (
     TargetOptions,
     TaskConfig,
 )
+from lyra.models.export import ExportRequest
 from lyra.models.ingest import IngestReport, IngestRequest, ResearchRequest, ResearchStart
+from lyra.models.timeline import GetChangesRequest, GetClaimTimelineRequest
 from lyra.models.validation import parse_one
 
 if TYPE_CHECKING:  # imported where used: `lyra --help` stays fast (tests/unit/test_cli_startup.py)
@@ -268,6 +270,93 @@ def materials(
             return
         result = _materials(ops, task_id, 0)
     out.print(materials_table(result))
+
+
+@task_app.command("changes")
+@handle_errors
+def task_changes(
+    task_id: str,
+    since_run: str | None = typer.Option(None, "--since-run", help="a run id: the changes from that run on"),
+    since: str | None = typer.Option(None, "--since", help="an ISO 8601 time with a zone, e.g. 2026-11-01T00:00Z"),
+    as_json: bool = typer.Option(False, "--json", help="print the same JSON as MCP/REST get_changes"),
+) -> None:
+    """What moved each claim since a run or a moment (default: the latest run), and why (get_changes)."""
+    request = parse_one(GetChangesRequest, {"task_id": task_id, "since_run": since_run, "since": since})
+    with operations() as ops:
+        changes = ops.get_changes(request)
+    if as_json:
+        sys.stdout.write(changes.model_dump_json(indent=1) + "\n")
+        return
+    out.print(f"[bold]{task_id}[/]: changes since {changes.since or 'the beginning'}; {len(changes.runs)} run(s)")
+    if not changes.claims:
+        out.print(f"no claim moved ({changes.unchanged} unchanged)")
+    for claim in changes.claims:
+        before = f"{claim.before.confidence:.3f}" if claim.before else "new" if claim.new_claim else "-"
+        crossed = f"  [yellow]{', '.join(claim.crossed)}[/]" if claim.crossed else ""
+        out.print(
+            f"{escape(claim.text)}: {before} -> {claim.now.confidence:.3f} ({claim.confidence_change:+.3f}){crossed}"
+        )
+        for cause in claim.causes[:5]:
+            what = cause.relation or ""
+            if cause.previous_relation:
+                what = f"{cause.previous_relation} -> {what}"
+            page = cause.page.url if cause.page and cause.page.url else ""
+            out.print(f"    {cause.at}  {cause.kind} {what} {cause.judge or ''} {escape(page)}".rstrip())
+        if len(claim.causes) > 5:
+            out.print(f"    ... {len(claim.causes) - 5} more cause(s): --json lists them")
+
+
+@task_app.command("timeline")
+@handle_errors
+def task_timeline(
+    task_id: str,
+    claim_id: str,
+    limit: int = typer.Option(200, "--limit", help="at most this many events"),
+    as_json: bool = typer.Option(False, "--json", help="print the same JSON as MCP/REST get_claim_timeline"),
+) -> None:
+    """Everything that happened to one claim, newest first (get_claim_timeline)."""
+    request = parse_one(GetClaimTimelineRequest, {"task_id": task_id, "claim_id": claim_id, "limit": limit})
+    with operations() as ops:
+        timeline = ops.get_claim_timeline(request)
+    if as_json:
+        sys.stdout.write(timeline.model_dump_json(indent=1) + "\n")
+        return
+    out.print(f"[bold]{escape(timeline.text)}[/] ({timeline.total} events)")
+    for event in timeline.events:
+        detail = ", ".join(f"{k}={v}" for k, v in event.detail.items() if not isinstance(v, dict | list))
+        out.print(f"  {event.at}  {event.kind}: {escape(detail)}")
+
+
+@handle_errors
+def export(
+    task_id: str,
+    fmt: str = typer.Option(..., "--format", "-f", help="csv, csl-json, bibtex, ris or markdown"),
+    output: Path | None = typer.Option(None, "--out", "-o", help="write to this file (default: standard output)"),
+    no_neutral: bool = typer.Option(False, "--no-neutral", help="leave NEUTRAL evidence out"),
+    reveal_flagged: bool = typer.Option(False, "--reveal-flagged", help="include source text the scanner flagged"),
+) -> None:
+    """Export a task's evidence: CSV for a spreadsheet, CSL-JSON / BibTeX / RIS for a reference manager,
+    Markdown to read (export_evidence)."""
+    request = parse_one(
+        ExportRequest,
+        {"task_id": task_id, "format": fmt, "include_neutral": not no_neutral, "reveal_flagged": reveal_flagged},
+    )
+    with operations() as ops:
+        result = ops.export_evidence(request)
+    if output is None:
+        sys.stdout.write(result.content)
+        sys.stdout.flush()
+    else:
+        output.write_text(result.content, encoding="utf-8")
+    note = f" ({result.withheld} flagged source texts withheld)" if result.withheld else ""
+    err.print(
+        f"exported {result.claims} claims, {result.evidence_items} evidence items, {result.sources} sources as "
+        f"{result.format}" + (f" to {output}" if output else "") + note
+    )
+    if result.evidence_truncated_claims:
+        err.print(
+            f"[yellow]{len(result.evidence_truncated_claims)} claim(s) have more evidence than one export lists[/]"
+        )
 
 
 @handle_errors

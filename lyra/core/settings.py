@@ -254,7 +254,10 @@ class Settings(BaseSettings):
     openalex_url: str = "https://api.openalex.org"
     openalex_api_key: SecretStr | None = None  # `api_key=`; without it OpenAlex allows a tiny daily budget
     openalex_requests_per_second: float = Field(default=10.0, gt=0)  # OpenAlex allows 100/s at most
-    contact_email: str | None = None  # named in the User-Agent and sent as OpenAlex's `mailto`
+    # Crossref: retraction and correction notices (publishers' and Retraction Watch's) of papers with a DOI
+    crossref_url: str = "https://api.crossref.org"
+    crossref_requests_per_second: float = Field(default=5.0, gt=0)  # Crossref's public pool allows 5/s
+    contact_email: str | None = None  # named in the User-Agent and sent as OpenAlex's and Crossref's `mailto`
     scholarly_timeout_seconds: float = Field(default=30.0, gt=0)  # per HTTP request (connect, read, write)
     scholarly_max_attempts: int = Field(default=4, ge=1, le=20)  # tries of one request (429, 5xx, transport errors)
     scholarly_retry_initial_wait: float = Field(default=1.0, ge=0)  # first backoff; doubles, jittered

@@ -750,6 +750,11 @@ class Evidence(Response):
     weight: float = Field(description="what this edge adds to alpha or beta: 1.0 once a person reviewed it")
     source_domain_category: str | None
     edge_human_corrected: bool
+    judge: str | None = Field(
+        default=None,
+        description="who drew this edge: offline:<model> (the local judge), assistant:<client>/<model>, "
+        "human:<reviewer>; a higher judge's verdict is never overwritten by a lower one",
+    )
 
 
 class ClaimCoverage(Response):

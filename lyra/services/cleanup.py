@@ -80,6 +80,7 @@ class CleanupService:
         self.store.run("cleanup/delete_task_pair_leases", {"task_id": task_id})
         self.store.run("cleanup/delete_task_judging", {"task_id": task_id})
         self.store.run("cleanup/delete_task_interventions", {"task_id": task_id, **batch})
+        self.store.run("cleanup/delete_task_timeline", {"task_id": task_id, **batch})
         self.store.run("cleanup/delete_task_node", {"task_id": task_id})
         if self.forget_secrets is not None:
             self.forget_secrets(task_id)

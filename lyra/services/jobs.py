@@ -409,6 +409,9 @@ class WorkerPool:
         self._threads: list[threading.Thread] = []
         self._running: dict[str, JobContext] = {}
         self._lock = threading.Lock()
+        # called after a task's job ended (done, failed or cancelled; not parked): (job, state, seconds it ran).
+        # The composition root records the run and snapshots the claims it moved (lyra.services.timeline).
+        self.on_finished: Callable[[ClaimedJob, str, float], None] | None = None
 
     # lifecycle
     def start(self) -> None:
@@ -526,7 +529,13 @@ class WorkerPool:
             )
         except LyraError as exc:  # the heartbeat stops, so the job is re-queued later: nothing is lost
             log.error("could not record the end of job %s: %s", job.id, exc.message)
+            return
         log.info("job %s %s%s", job.id, state, f": {error}" if error else "")
+        if self.on_finished is not None and job.task_id:
+            try:
+                self.on_finished(job, state, ctx.elapsed)
+            except Exception:  # the job's end is recorded; what follows it must not kill the worker thread
+                log.exception("after job %s", job.id)
 
     def _save_progress(self, job: ClaimedJob, progress: dict[str, Any]) -> None:
         """Keep a running job's progress on its node (matched by this run's claim; also a heartbeat)."""

@@ -153,6 +153,7 @@ def evidence_item(raw: list[Any], passage_chars: int, reveal: bool = False) -> d
         raw[:11]
     )
     clean = raw[11] is not None and raw[11] == scanner_version()
+    judge = raw[12] if len(raw) > 12 else None
     listed = [
         {
             "source_id": p[0],
@@ -184,6 +185,7 @@ def evidence_item(raw: list[Any], passage_chars: int, reveal: bool = False) -> d
         "weight": weight,
         "source_domain_category": category,
         "edge_human_corrected": corrected,
+        "judge": judge,
     }
 
 

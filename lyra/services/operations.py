@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
 
@@ -60,6 +61,7 @@ from lyra.models.api import (
     VectorSearchRequest,
     ViewList,
 )
+from lyra.models.export import ExportRequest, ExportResult
 from lyra.models.ingest import IngestReport, IngestRequest, ResearchRequest, ResearchStart
 from lyra.models.judging import (
     NextJudgments,
@@ -91,6 +93,7 @@ from lyra.models.learning import (
     RuleList,
     SimilarRecords,
 )
+from lyra.models.timeline import Changes, ClaimTimeline, GetChangesRequest, GetClaimTimelineRequest
 from lyra.models.trust import (
     CalibrationMetricsRequest,
     CalibrationResponse,
@@ -104,6 +107,7 @@ from lyra.services.calibration import CalibrationService
 from lyra.services.cleanup import CleanupService
 from lyra.services.domains import DomainGate
 from lyra.services.explore import ExploreService, graph_node, screened
+from lyra.services.export import ExportService
 from lyra.services.feedback import FeedbackService
 from lyra.services.graph_import import ImportReport, load_graph_file
 from lyra.services.ingest import IngestService, Progress
@@ -116,6 +120,7 @@ from lyra.services.materials import MaterialsService, materials_json
 from lyra.services.research import research_claims
 from lyra.services.status import StatusService
 from lyra.services.tasks import TaskService
+from lyra.services.timeline import TimelineService
 
 
 class Operations:
@@ -137,6 +142,7 @@ class Operations:
         interventions: InterventionService,
         learning: Callable[[], LearningService] | None = None,
         judging: JudgingService | None = None,
+        timeline: TimelineService | None = None,
     ) -> None:
         self.store = store
         self.task_repo = task_repo
@@ -151,6 +157,7 @@ class Operations:
         self._feedback = feedback
         self.calibration = calibration
         self._ingest = ingest  # built on first use: it loads the models
+        self.timeline = timeline or TimelineService(store, task_repo, materials)
         self.interventions = interventions
         self._learning = learning
         self._judging = judging
@@ -308,6 +315,7 @@ class Operations:
             as_claim, _ = self._hypothesis_as_claim(request.hypothesis, True, list(request.claims), "claims")
             if not as_claim:
                 self.tasks.create_task(request.task_id, request.hypothesis, hypothesis_as_claim=False)
+        started = datetime.now(UTC)
         report = self._ingest().ingest(
             request.paths,
             request.task_id,
@@ -317,6 +325,7 @@ class Operations:
             progress=progress,
         )
         self.tasks.mark_ran(report.task_id)  # the task has run, as if its jobs had: not 'created' any more
+        self.timeline.record_quietly(report.task_id, "ingest", None, started)
         return report
 
     def judge_remaining(
@@ -325,7 +334,9 @@ class Operations:
         """Judge the task's pending candidate pairs (above the relevance floor, no stance edge yet) now, best first,
         at most ``max_pairs`` and within the task's pair budget: after claims were added, after the budget was
         raised, or after a job stopped while judging."""
+        started = datetime.now(UTC)
         report = self._ingest().judge_remaining(request.task_id, max_pairs=request.max_pairs, progress=progress)
+        self.timeline.record_quietly(request.task_id, "judge_remaining", None, started)
         return JudgeRemainingResponse(
             task_id=report.task_id,
             pairs_judged=report.pairs_judged,
@@ -398,6 +409,20 @@ class Operations:
         first = next(pages)
         return materials_json(itertools.chain([first], pages))
 
+    def get_changes(self, request: GetChangesRequest) -> Changes:
+        """What moved each claim since a run or a moment, and why (new evidence, corrections, judges, retractions)."""
+        return self.timeline.changes(request)
+
+    def get_claim_timeline(self, request: GetClaimTimelineRequest) -> ClaimTimeline:
+        """Everything that happened to one claim, newest first."""
+        return self.timeline.claim_timeline(request)
+
+    def export_evidence(self, request: ExportRequest) -> ExportResult:
+        """The task's evidence as a file (CSV, CSL-JSON, BibTeX, RIS or Markdown), from the same reader as
+        get_materials."""
+        self.task_repo.get(request.task_id)
+        return ExportService(self._materials).export(request)
+
     def get_evidence_graph(self, request: GetEvidenceGraphRequest) -> EvidenceGraph:
         self.task_repo.get(request.task_id)
         row = self.store.run("graph/task_subgraph", {"task_id": request.task_id, "limit": request.limit})[0]
@@ -429,12 +454,16 @@ class Operations:
     # ----------------------------------------------------------- trust and control
     def feedback(self, request: FeedbackRequest) -> FeedbackResponse:
         """Apply a feedback action; the learning loop then keeps it as a classified feedback record."""
+        started = datetime.now(UTC)
         if self._learning is None:
-            return self._feedback.feedback(request)
+            response = self._feedback.feedback(request)
+            self.timeline.record_quietly(request.task_id, "feedback", response.event_id, started)
+            return response
         snapshot = None
         if request.action == "edge_correct":
             snapshot = self.learning.edge_snapshot(request.task_id, request.args.get("edge_id"))
         response = self._feedback.feedback(request)
+        self.timeline.record_quietly(request.task_id, "feedback", response.event_id, started)
         record = self.learning.capture(request, response, snapshot)
         return response.model_copy(update={"record_id": record.id, "classification": record.classification})
 
@@ -445,7 +474,11 @@ class Operations:
 
     def submit_judgments(self, request: SubmitJudgmentsRequest) -> SubmitJudgmentsResponse:
         """An assistant's verdicts on the tickets of next_judgments: the good items in one transaction."""
-        return self._judges.submit_judgments(request)
+        started = datetime.now(UTC)
+        response = self._judges.submit_judgments(request)
+        if response.written:
+            self.timeline.record_quietly(request.task_id, "judgments", None, started)
+        return response
 
     def review_queue(self, request: ReviewQueueRequest) -> ReviewQueue:
         """The edges a person should look at first (impact, offline/assistant disagreement)."""

@@ -22,7 +22,7 @@ def dummy_params(query: CypherQuery) -> dict[str, Any]:
     for name in query.parameters:
         if name in ("rows", "ids", "kinds", "domains", "urls", "claims", "pairs", "keys") or name.endswith("_ids"):
             values[name] = []
-        elif name == "row":
+        elif name in ("row", "run"):
             values[name] = {}
         elif name in (
             "batch_size",
@@ -38,6 +38,9 @@ def dummy_params(query: CypherQuery) -> dict[str, Any]:
             "train_samples",
             "holdout_samples",
             "rules_version",
+            "causes_per_claim",
+            "keep_snapshots",
+            "keep_runs",
         ):
             values[name] = 100
         elif name in (

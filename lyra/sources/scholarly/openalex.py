@@ -239,6 +239,27 @@ class OpenAlex:
         return self._pages({"filter": f"cites:{work_id}", "select": SELECT}, limit, "a citations page")
 
 
+def retraction_flags(client: OpenAlex, dois: Sequence[str]) -> dict[str, bool]:
+    """OpenAlex's ``is_retracted`` per DOI (normalised, lower case), in one filter call per 50 DOIs; a DOI OpenAlex
+    does not know is left out."""
+    flags: dict[str, bool] = {}
+    keys = sorted({d for d in (normalise_doi(x) for x in dois) if d})
+    for start in range(0, len(keys), FILTER_MAX):
+        chunk = keys[start : start + FILTER_MAX]
+        data = client.http.get(
+            "/works", {"filter": f"doi:{'|'.join(chunk)}", "per_page": str(len(chunk)), "select": "id,doi,is_retracted"}
+        )
+        if data is None:
+            continue
+        if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+            raise client._shape_error("a retraction lookup", data)
+        for work in data["results"]:
+            doi = normalise_doi(work.get("doi") or "") if isinstance(work, dict) else None
+            if doi and isinstance(work.get("is_retracted"), bool):
+                flags[doi.lower()] = work["is_retracted"]
+    return flags
+
+
 def _id_of(paper: Paper, field: str) -> str | None:
     if field == "openalex_id":
         return paper.openalex_id
