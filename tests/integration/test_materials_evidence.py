@@ -35,7 +35,7 @@ MATCH (:Task {id: $task_id})-[:HAS_CLAIM]->(c:Claim)
 OPTIONAL MATCH (c)<-[r:SUPPORTS|REFUTES|NEUTRAL]-(f:Fragment)
 RETURN c.id AS claim_id, collect(CASE WHEN r IS NOT NULL THEN
          {edge_id: r.id, relation: type(r), nli: r.nli_confidence, corrected: coalesce(r.edge_human_corrected, false),
-          sdc: r.source_domain_category, fragment_id: f.id, text: f.text,
+          sdc: r.source_domain_category, judge: r.judge, fragment_id: f.id, text: f.text,
           pages: COLLECT { MATCH (f)-[:EXTRACTED_FROM]->(p:Page)<-[:READ]-(:Task {id: $task_id})
                            RETURN {id: p.id, url: p.url, title: p.title, year: p.year, doi: p.doi, venue: p.venue,
                                    crawled_at: p.crawled_at} }} END) AS edges
@@ -147,6 +147,7 @@ def reference(services: Services, limit: int, include_neutral: bool) -> dict[str
                     "weight": 1.0 if e["corrected"] else e["nli"],
                     "source_domain_category": e["sdc"],
                     "edge_human_corrected": e["corrected"],
+                    "judge": e["judge"],
                 }
             )
         expected[record["claim_id"]] = {
