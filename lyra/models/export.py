@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from lyra.models.api import REVEAL_FLAGGED_DESCRIPTION, Request, Response, TaskId
+from lyra.models.api import REVEAL_FLAGGED_DESCRIPTION, Request, Response, TaskRequest
 
 ExportFormat = Literal["csv", "csl-json", "bibtex", "ris", "markdown"]
 
@@ -27,12 +27,15 @@ EXPORT_FORMAT_DESCRIPTION = (
 )
 
 
-class ExportRequest(Request):
-    task_id: TaskId
+class ExportFields(Request):
     format: ExportFormat = Field(description=EXPORT_FORMAT_DESCRIPTION)
     include_neutral: bool = Field(default=True, description="export NEUTRAL evidence too (it never changes confidence)")
     include_not_adopted: bool = Field(default=True, description="include claims a human rejected")
     reveal_flagged: bool = Field(default=False, description=REVEAL_FLAGGED_DESCRIPTION)
+
+
+class ExportRequest(ExportFields, TaskRequest):
+    pass
 
 
 class ExportResult(Response):

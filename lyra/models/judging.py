@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints
 
-from lyra.models.api import Request, Response, SourceText, TaskId, single_line
+from lyra.models.api import Request, Response, SourceText, TaskRequest, single_line
 from lyra.models.confidence import PRIOR_ALPHA, PRIOR_BETA
 
 JudgingPolicy = Literal["uncertain", "impact", "unjudged", "disputed"]
@@ -86,8 +86,7 @@ PRIOR = (PRIOR_ALPHA, PRIOR_BETA)
 
 
 # ----------------------------------------------------------------------------- next_judgments
-class NextJudgmentsRequest(Request):
-    task_id: TaskId
+class NextJudgmentsBody(Request):
     limit: int = Field(default=10, ge=1, le=50, description="how many pairs to take (1 to 50)")
     policy: JudgingPolicy = Field(
         default="uncertain",
@@ -96,6 +95,10 @@ class NextJudgmentsRequest(Request):
         "edges where the offline judge and an assistant disagree",
     )
     judge: AssistantJudge | None = None
+
+
+class NextJudgmentsRequest(NextJudgmentsBody, TaskRequest):
+    pass
 
 
 class PageInfo(Response):
@@ -148,10 +151,13 @@ class SubmittedJudgment(Request):
     rationale: Annotated[str, StringConstraints(max_length=5000)] | None = None
 
 
-class SubmitJudgmentsRequest(Request):
-    task_id: TaskId
+class SubmitJudgmentsBody(Request):
     items: list[SubmittedJudgment] = Field(min_length=1, max_length=50)
     judge: AssistantJudge | None = None
+
+
+class SubmitJudgmentsRequest(SubmitJudgmentsBody, TaskRequest):
+    pass
 
 
 class ItemError(Response):
@@ -184,9 +190,12 @@ class SubmitJudgmentsResponse(Response):
 
 
 # ----------------------------------------------------------------------------- review_queue
-class ReviewQueueRequest(Request):
-    task_id: TaskId
+class ReviewQueueFields(Request):
     limit: int = Field(default=20, ge=1, le=200)
+
+
+class ReviewQueueRequest(ReviewQueueFields, TaskRequest):
+    pass
 
 
 class ReviewItem(Response):

@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field, StringConstraints, field_validator
 
-from lyra.models.api import Request, Response, SourceText, TaskId
+from lyra.models.api import Request, Response, SourceText, TaskRequest, single_line
 
 RUN_ID_PATTERN = r"^run_[0-9a-f]{8,64}$"
 RunKind = Literal["ingest", "research", "judge_remaining", "refresh", "feedback", "judgments", "rule", "retractions"]
 CauseKind = Literal["new_evidence", "correction", "assistant_judgment", "judge_change", "retraction"]
 
 
-class GetChangesRequest(Request):
-    task_id: TaskId
+class GetChangesFields(Request):
     since_run: str | None = Field(
         default=None,
         pattern=RUN_ID_PATTERN,
@@ -48,6 +47,10 @@ class GetChangesRequest(Request):
         if parsed.tzinfo is None:
             raise ValueError("since: give a time zone (e.g. ...Z or +01:00)")
         return parsed.isoformat()
+
+
+class GetChangesRequest(GetChangesFields, TaskRequest):
+    pass
 
 
 class ScorePoint(Response):
@@ -122,10 +125,18 @@ class Changes(Response):
     unchanged: int = Field(description="claims that did not move (listed only with include_unchanged)")
 
 
-class GetClaimTimelineRequest(Request):
-    task_id: TaskId
-    claim_id: str = Field(min_length=1, max_length=200)
-    limit: int = Field(default=200, ge=1, le=5000)
+class GetClaimTimelineFields(Request):
+    limit: int = Field(default=200, ge=1, le=5000, description="at most this many events, newest first")
+
+
+class ClaimRequest(TaskRequest):
+    claim_id: Annotated[str, StringConstraints(min_length=1, max_length=200), AfterValidator(single_line)] = Field(
+        description="the claim's id (get_materials lists them)"
+    )
+
+
+class GetClaimTimelineRequest(GetClaimTimelineFields, ClaimRequest):
+    pass
 
 
 class TimelineEvent(Response):

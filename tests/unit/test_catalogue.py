@@ -1,16 +1,20 @@
 """Every door against the catalogue of operations (``lyra/models/catalogue.py``), without Neo4j.
 
-The MCP tools are built from the catalogue; the REST routes and the CLI commands are written by hand and checked
-here: an operation missing from a door it should have, a route or a tool the catalogue does not know, or a door
-that disagrees with its entry (method, path, status code, annotations, the Operations method it calls) fails with
-a message naming the operation and the door.
+The MCP tools are built from the catalogue, and the REST routes take their method, path, status code and response
+model from it; the endpoints and the CLI commands are written by hand. All are checked here, and so are the
+README's tool table and REST table: an operation missing from a door it should have (or from the README), a route,
+tool or command the catalogue does not know, or a door that disagrees with its entry (method, path, status code,
+annotations, description, the Operations method it calls) fails with a message naming the operation and the door.
 """
 
 from __future__ import annotations
 
+import ast
 import inspect
 import re
 from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 from unittest.mock import MagicMock
 
@@ -144,7 +148,7 @@ def test_every_mcp_operation_is_a_tool_with_its_annotations_and_no_other_tool_is
             operation.idempotent,
         ), f"MCP door: {name}'s annotations differ from the catalogue"
         assert tool.title == operation.title, f"MCP door: {name}'s title"
-        assert tool.description and tool.description.startswith(operation.description), f"MCP door: {name}"
+        assert tool.description == operation.description, f"MCP door: {name}'s description is not the catalogue's"
 
 
 # ----------------------------------------------------------------------------------------------------- REST
@@ -176,17 +180,82 @@ def test_no_route_is_unknown_to_the_catalogue(app: FastAPI) -> None:
 
 
 # ----------------------------------------------------------------------------------------------------- CLI
+# Commands that call operations as steps of something else and are no operation's command (the catalogue's `cli`).
+CLI_NOT_OPERATIONS = {
+    "demo": "builds the example task: create_task, ingest (and stop_task to rebuild it); offered as `lyra demo`",
+}
+
+
+def command_calls(command: Any) -> set[str]:
+    """The Operations methods a command's function calls, itself or through the functions of its module it calls."""
+    function = inspect.unwrap(command.callback)
+    module = inspect.getmodule(function)
+    assert module is not None
+    functions = {
+        node.name: node
+        for node in ast.parse(inspect.getsource(module)).body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    methods: set[str] = set()
+    seen: set[str] = set()
+    todo = [function.__name__]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in functions:
+            continue
+        seen.add(name)
+        source = ast.unparse(functions[name])
+        methods |= set(re.findall(r"\b(?:ops|operations)\.(\w+)\(", source))
+        todo += [
+            n.func.id for n in ast.walk(functions[name]) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+        ]
+    return methods
+
+
 @pytest.mark.parametrize("operation", [o for o in OPERATIONS if o.cli], ids=lambda o: o.name)
 def test_every_cli_operation_is_a_command_that_calls_it(operation: Operation) -> None:
     commands = dict(cli_commands())
     command = commands.get(operation.cli or "")
     assert command is not None, f"CLI door: {operation.name} has no command `lyra {operation.cli}`"
     assert command.callback is not None
-    module = inspect.getmodule(command.callback)
-    assert module is not None
-    assert calls(inspect.getsource(module), operation.method), (
-        f"CLI door: `lyra {operation.cli}` ({module.__name__}) never calls ops.{operation.method}"
+    assert operation.method in command_calls(command), (
+        f"CLI door: `lyra {operation.cli}` never calls ops.{operation.method}"
     )
+
+
+def commands_the_catalogue_does_not_know(commands: dict[str, Any]) -> list[str]:
+    """Commands that call an operation but are no operation's `cli` (nor an alias of one, nor a named exception)."""
+    catalogued = {o.method for o in OPERATIONS}
+    offered = {o.cli for o in OPERATIONS if o.cli}
+    offered_functions = {inspect.unwrap(commands[words].callback) for words in offered if words in commands}
+    unknown = []
+    for words, command in commands.items():
+        if words in offered or words in CLI_NOT_OPERATIONS or command.callback is None:
+            continue
+        if inspect.unwrap(command.callback) in offered_functions:
+            continue  # another name of a catalogued command (`lyra task add-claim`)
+        called = sorted(command_calls(command) & catalogued)
+        if called:
+            unknown.append(f"`lyra {words}` calls {', '.join(called)}")
+    return unknown
+
+
+def test_no_cli_command_offers_an_operation_the_catalogue_does_not_give_it() -> None:
+    unknown = commands_the_catalogue_does_not_know(dict(cli_commands()))
+    assert not unknown, (
+        f"CLI door: commands the catalogue does not know: {unknown}; name the command in the operation's `cli` "
+        "(lyra/models/catalogue.py), or in CLI_NOT_OPERATIONS with why it is no operation's command"
+    )
+
+
+def _a_task_status_command() -> None:  # what a new `lyra task status` would look like
+    ops = MagicMock(spec=Operations)
+    ops.get_status(None)
+
+
+def test_the_cli_check_sees_a_command_the_catalogue_does_not_know() -> None:
+    commands = {**dict(cli_commands()), "task status": SimpleNamespace(callback=_a_task_status_command)}
+    assert commands_the_catalogue_does_not_know(commands) == ["`lyra task status` calls get_status"]
 
 
 # REST routes whose parameters are the request model's fields rearranged (checked by their own tests)
@@ -226,3 +295,57 @@ def test_every_rest_route_takes_exactly_its_request_models_fields(app: FastAPI, 
     assert names == expected, (
         f"REST door: {operation.name} takes {sorted(names)}, its request model has {sorted(expected)}"
     )
+
+
+# ----------------------------------------------------------------------------------------------------- README
+README = Path(__file__).resolve().parents[2] / "README.md"
+# routes in the README's REST table that are no operation of the catalogue
+README_ROUTES_NOT_OPERATIONS = {("GET", "/tasks/{task_id}/report")}
+
+
+def readme_table(heading: str) -> list[tuple[str, str]]:
+    """(first cell, second cell) of each row of the tables under ``heading`` of the README, up to the next
+    heading of the same or a higher level (code blocks skipped)."""
+    level = heading.split(" ", 1)[0]
+    rows: list[tuple[str, str]] = []
+    inside = fenced = False
+    for line in README.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        if fenced:
+            continue
+        if line.startswith("#"):
+            marks = line.split(" ", 1)[0]
+            if inside and set(marks) == {"#"} and len(marks) <= len(level):
+                break
+            inside = inside or line == heading
+            continue
+        if inside and line.startswith("| ") and not line.startswith("| ---"):
+            cells = [cell.strip() for cell in re.split(r"(?<!\\)\|", line)[1:-1]]
+            rows.append((cells[0], cells[1] if len(cells) > 1 else ""))
+    assert rows, f"README: no table under {heading!r}"
+    return rows[1:]  # the header row
+
+
+def test_the_readme_tool_table_lists_exactly_the_mcp_tools() -> None:
+    listed = {name for first, _ in readme_table("### The tools") for name in re.findall(r"`(\w+)\(", first)}
+    tools = {operation.name for operation in OPERATIONS if operation.mcp}
+    assert not tools - listed, f"README, The tools: MCP tools not listed: {sorted(tools - listed)}"
+    assert not listed - tools, f"README, The tools: tools the catalogue does not offer on MCP: {sorted(listed - tools)}"
+
+
+def test_the_readme_rest_table_lists_exactly_the_routes_each_with_its_operation() -> None:
+    routes = {(o.rest.method, PREFIX + o.rest.path): o.name for o in OPERATIONS if o.rest}
+    listed: set[tuple[str, str]] = set()
+    wrong: list[str] = []
+    for first, second in readme_table("### REST"):
+        for method, path in re.findall(r"`(GET|POST|PUT|PATCH|DELETE) (/[^`?]*)[^`]*`", first):
+            listed.add((method, path))
+            name = routes.get((method, path))
+            if name is not None and not re.search(rf"\b{name}\b", second):
+                wrong.append(f"{method} {path} is {name}")
+    missing = sorted(f"{m} {p} ({routes[(m, p)]})" for m, p in set(routes) - listed)
+    unknown = sorted(f"{m} {p}" for m, p in listed - set(routes) - README_ROUTES_NOT_OPERATIONS)
+    assert not missing, f"README, REST: routes not listed: {missing}"
+    assert not unknown, f"README, REST: routes the catalogue does not have: {unknown}"
+    assert not wrong, f"README, REST: rows that do not name their route's operation: {wrong}"
