@@ -54,6 +54,7 @@ PATH_VALUES = {
     "proposal_id": "prp_x",
     "record_id": "fbr_x",
     "rule_id": "lrl_x",
+    "claim_id": "clm_x",
 }
 
 

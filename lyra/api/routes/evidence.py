@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Body, Header, Query
+from fastapi import Body, Query, Request
 from fastapi.responses import Response, StreamingResponse
 
 from lyra.api.params import (
@@ -65,12 +65,12 @@ def export_evidence(
     ops: Ops,
     task_id: TaskIdPath,
     query: Annotated[ExportQuery, Query()],
-    accept: Annotated[str | None, Header(description="application/json: the export_evidence object")] = None,
+    request: Request,
 ) -> Response:
     """The task's evidence as a file (CSV, CSL-JSON, BibTeX, RIS or Markdown) with its media type and a file name
     to save it under; with ``Accept: application/json`` the export_evidence object instead (the file as text)."""
     result = ops.export_evidence(export.ExportRequest(task_id=task_id, **fields(query)))
-    if accept is not None and "application/json" in accept:
+    if "application/json" in request.headers.get("accept", ""):
         return model_response(result)
     return Response(
         content=result.content.encode("utf-8"),
