@@ -44,7 +44,7 @@ wheel:           ## build dist/lyra-*.whl (cypher/ and config/'s run-time files 
 lock:            ## rewrite requirements.lock and requirements-dev.lock from the packages installed in the .venv
 	$(BIN)/python scripts/lock.py
 
-bench:           ## the benchmarks quoted in the README
+bench:           ## the benchmarks quoted in docs/evaluation/benchmarks.md
 	$(BIN)/lyra bench confidence --claims 10000 --edges-per-claim 20
 	$(BIN)/lyra bench faiss --fragments 100000
 	$(BIN)/lyra bench pipeline --synthetic 10000
