@@ -10,8 +10,27 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from pydantic import BaseModel, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+class _Web(BaseModel):
+    """Web fetching."""
+
+    timeout_seconds: float = Field(default=20.0, gt=0)  # the whole fetch of one URL
+    user_agent: str = "Lyra/0.1"
+
+
+class _Nested(BaseSettings):
+    """Settings nested per concern, as the generator must also read them."""
+
+    model_config = SettingsConfigDict(env_prefix="LYRA_", env_nested_delimiter="__")
+
+    # --- logging
+    log_level: str = "INFO"  # the level of stderr's log
+    web: _Web = Field(default_factory=_Web)
 
 
 def _generator() -> ModuleType:
@@ -64,3 +83,17 @@ def test_a_changed_page_is_reported_stale(tmp_path: Path, generated: dict[str, s
     assert module.stale(generated, tmp_path) == []
     (tmp_path / "errors.md").write_text(generated["errors.md"] + "edited by hand\n", encoding="utf-8")
     assert module.stale(generated, tmp_path) == ["errors.md"]
+
+
+def test_nested_settings_are_listed_with_their_path_env_name_bounds_and_meaning() -> None:
+    rows = list(_generator().setting_rows(_Nested, {"LYRA_WEB_USER_AGENT": "what robots.txt sees"}, "LYRA_"))
+    assert [(r.path, r.env) for r in rows] == [
+        ("log_level", ("LYRA_LOG_LEVEL",)),
+        ("web.timeout_seconds", ("LYRA_WEB__TIMEOUT_SECONDS",)),
+        ("web.user_agent", ("LYRA_WEB__USER_AGENT",)),
+    ]
+    level, timeout, agent = rows
+    assert level.section == "logging" and level.meaning == "the level of stderr's log" and level.default == "`INFO`"
+    assert timeout.type == "float (> 0)" and timeout.meaning == "the whole fetch of one URL"
+    assert timeout.section.startswith("`web`: Web fetching")
+    assert agent.meaning == "what robots.txt sees"  # a meaning kept under the flat name still applies
