@@ -28,6 +28,12 @@ GRAPH_QUERY = (
     "MATCH (t:Task {{id: '{task}'}})-[:HAS_CLAIM]->(c:Claim)<-[r:SUPPORTS|REFUTES]-(f:Fragment)"
     "-[:EXTRACTED_FROM]->(p:Page)-[:IN_DOMAIN]->(d:Domain) RETURN t, c, r, f, p, d LIMIT 60"
 )
+HIDE_USAGE_NOTICE = """() => {
+  for (const el of document.querySelectorAll("div")) {
+    const text = el.textContent.trim();
+    if (text.startsWith("To help make Neo4j Browser better") && text.length < 300) el.style.display = "none";
+  }
+}"""
 TABLE_QUERY = (
     "MATCH (c:Claim:Task_{task})<-[s:SUPPORTS]-(), (c)<-[r:REFUTES]-() "
     "RETURN c.text AS claim, count(DISTINCT s) AS supporting, count(DISTINCT r) AS refuting, "
@@ -104,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
                     editor.fill(query)
                     page.click("[data-testid=editor-Run]")
                     page.wait_for_timeout(6_000)  # the graph view lays itself out
+                    page.evaluate(HIDE_USAGE_NOTICE)  # the usage-data notice is not part of what the pages show
                     page.screenshot(path=str(IMAGES / name))
             finally:
                 browser.close()
