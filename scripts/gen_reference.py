@@ -273,40 +273,58 @@ def settings_page() -> str:
 # --- JSON schema rendering (MCP tools and REST) ----------------------------------------------------------------------
 
 
-def schema_type(schema: dict[str, Any]) -> str:
+Link = Callable[[str], str]
+
+
+def schema_type(schema: dict[str, Any], link: Link | None = None) -> str:
+    """A JSON schema's type in words; a named schema as ``link(name)`` when given (REST links to its schemas)."""
     if "$ref" in schema:
-        return str(schema["$ref"]).rsplit("/", 1)[-1]
+        name = str(schema["$ref"]).rsplit("/", 1)[-1]
+        return link(name) if link else name
     if "enum" in schema:
         return " | ".join(json.dumps(v) for v in schema["enum"])
     if "const" in schema:
         return json.dumps(schema["const"])
     for key in ("anyOf", "oneOf", "allOf"):
         if key in schema:
-            return " | ".join(schema_type(s) for s in schema[key])
+            return " | ".join(schema_type(s, link) for s in schema[key])
     kind = schema.get("type")
     if kind == "array":
-        return f"array of {schema_type(schema.get('items', {}))}"
+        return f"array of {schema_type(schema.get('items', {}), link)}"
     if isinstance(kind, list):
         return " | ".join(str(k) for k in kind)
     if kind == "object" and "properties" in schema:
         return "object"
+    if kind == "object" and isinstance(schema.get("additionalProperties"), dict):
+        return f"object of {schema_type(schema['additionalProperties'], link)}"
     return str(kind or "any")
 
 
-def field_rows(schema: dict[str, Any]) -> list[list[str]]:
+def field_rows(schema: dict[str, Any], link: Link | None = None) -> list[list[str]]:
     required = set(schema.get("required", []))
     rows = []
     for name, prop in schema.get("properties", {}).items():
         default = code(json.dumps(prop["default"])) if "default" in prop else ("required" if name in required else "–")
-        rows.append([code(name), cell(schema_type(prop)), default, cell(prop.get("description", "")) or "–"])
+        rows.append([code(name), cell(schema_type(prop, link)), default, cell(prop.get("description", "")) or "–"])
     return rows
+
+
+def schema_table(schema: dict[str, Any], link: Link | None = None) -> list[str]:
+    """A named schema: its fields as a table, or its values when it is an enumeration."""
+    out = [cell(schema["description"]), ""] if schema.get("description") else []
+    if schema.get("properties"):
+        return out + table(["field", "type", "default", "meaning"], field_rows(schema, link))
+    return [*out, f"{cell(schema_type(schema, link))}", ""]
 
 
 def model_section(model: type[BaseModel], heading: str) -> list[str]:
     schema = model.model_json_schema()
     out = [f"**{heading}** (`{model.__name__}`)", ""]
     rows = field_rows(schema)
-    return out + (table(["field", "type", "default", "meaning"], rows) if rows else ["none", ""])
+    out += table(["field", "type", "default", "meaning"], rows) if rows else ["none", ""]
+    for name, nested in schema.get("$defs", {}).items():
+        out += [f"*{name}*", "", *schema_table(nested)]
+    return out
 
 
 def mcp_page() -> str:
@@ -399,6 +417,10 @@ def rest_page(document: dict[str, Any]) -> str:
         ],
     )
     schemas: dict[str, Any] = document.get("components", {}).get("schemas", {})
+
+    def link(name: str) -> str:
+        return f"[{name}](#{schema_anchor(name)})" if name in schemas else name
+
     for path, method, spec in routes:
         out += [f"## {method} {path} {{ #{anchor(method, path)} }}", ""]
         if spec.get("summary"):
@@ -413,7 +435,7 @@ def rest_page(document: dict[str, Any]) -> str:
                     [
                         code(p.get("name")),
                         p.get("in", ""),
-                        cell(schema_type(p.get("schema", {}))),
+                        cell(schema_type(p.get("schema", {}), link)),
                         "yes" if p.get("required") else "no",
                         cell(p.get("description", "") or p.get("schema", {}).get("description", "")) or "–",
                     ]
@@ -423,10 +445,10 @@ def rest_page(document: dict[str, Any]) -> str:
         body = spec.get("requestBody", {}).get("content", {})
         for media, content in body.items():
             body_schema = content.get("schema", {})
-            out += [f"Body ({media}): {cell(schema_type(body_schema))}", ""]
+            out += [f"Body ({media}): {cell(schema_type(body_schema, link))}", ""]
             resolved = schemas.get(schema_type(body_schema), body_schema)
             if resolved.get("properties"):
-                out += table(["field", "type", "default", "meaning"], field_rows(resolved))
+                out += table(["field", "type", "default", "meaning"], field_rows(resolved, link))
         responses = spec.get("responses", {})
         if responses:
             rows = []
@@ -437,7 +459,15 @@ def rest_page(document: dict[str, Any]) -> str:
                 ]
                 rows.append([str(status), cell(answer.get("description", "")), "; ".join(kinds) or "–"])
             out += table(["status", "meaning", "body"], rows)
+    if schemas:
+        out += ["## Schemas", ""]
+        for name, schema in sorted(schemas.items()):
+            out += [f"### {name} {{ #{schema_anchor(name)} }}", "", *schema_table(schema, link)]
     return "\n".join(out).rstrip() + "\n"
+
+
+def schema_anchor(name: str) -> str:
+    return "schema-" + re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
 def anchor(method: str, path: str) -> str:
