@@ -1,6 +1,6 @@
 # The README's two commands are `make demo` and `make test`; both install whatever is missing first (through
 # `make setup`, the one place that installs). The other targets use the .venv as it is (VENV=... names another).
-.PHONY: setup demo test test-unit test-integration lint wheel bench bench-scale eval lock clean-state
+.PHONY: setup demo test test-unit test-integration lint docs reference screenshots wheel bench bench-scale eval lock clean-state
 
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -22,10 +22,20 @@ test-integration: ## tests/integration against the managed test Neo4j (LYRA_TEST
 	LYRA_VENV=$(VENV) LYRA_TEST_SETUP=0 LYRA_TEST_LINT=0 scripts/test.sh -q tests/integration
 
 lint:            ## ruff check + ruff format --check + mypy (strict)
-	$(BIN)/ruff check lyra tests benchmarks
-	$(BIN)/ruff format --check lyra tests benchmarks
+	$(BIN)/ruff check lyra tests benchmarks scripts
+	$(BIN)/ruff format --check lyra tests benchmarks scripts
 	$(BIN)/mypy
 	$(BIN)/mypy benchmarks
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+docs:            ## the documentation site (docs/ -> site/), strictly: a broken link, anchor or missing page fails
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+reference:       ## regenerate docs/reference/*.md from the code (settings, catalogue, OpenAPI, errors, Cypher)
+	$(BIN)/python scripts/gen_reference.py
+
+screenshots:     ## docs/images/*.png: the report page and Neo4j Browser, taken with Debian's chromium
+	$(BIN)/python scripts/screenshots.py
 
 wheel:           ## build dist/lyra-*.whl (cypher/ and config/'s run-time files inside, as lyra/_resources)
 	rm -rf build
@@ -34,7 +44,7 @@ wheel:           ## build dist/lyra-*.whl (cypher/ and config/'s run-time files 
 lock:            ## rewrite requirements.lock and requirements-dev.lock from the packages installed in the .venv
 	$(BIN)/python scripts/lock.py
 
-bench:           ## the benchmarks quoted in the README
+bench:           ## the benchmarks quoted in docs/evaluation/benchmarks.md
 	$(BIN)/lyra bench confidence --claims 10000 --edges-per-claim 20
 	$(BIN)/lyra bench faiss --fragments 100000
 	$(BIN)/lyra bench pipeline --synthetic 10000

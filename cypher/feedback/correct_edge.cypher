@@ -1,5 +1,5 @@
 // mode: write
-// edge_correct (ADR-0012): the edge is marked human-reviewed. When the relation changes, the relationship is
+// edge_correct (decision record 0006): the edge is marked human-reviewed. When the relation changes, the relationship is
 // re-typed: a new one of the correct type replaces it with the same id and properties, nli_label becomes the
 // correct label and nli_confidence 1.0, and an NLICorrection sample keeps what was predicted (only then;
 // predicted_by says whether the model or an earlier correction made the replaced label).

@@ -1,5 +1,5 @@
 // mode: read
-// The only statement that computes claim confidence (seed 003 decision 13). Per claim: alpha/beta (Beta(1,1) prior,
+// The only statement that computes claim confidence (decision record 0003). Per claim: alpha/beta (Beta(1,1) prior,
 // SUPPORTS → alpha, REFUTES → beta, weight nli_confidence or 1.0 when human-corrected, NEUTRAL adds nothing) and
 // the three counts. A claim Lyra wrote carries these sums (evidence_support_weight, evidence_refute_weight,
 // evidence_supports, evidence_refutes, evidence_neutrals), kept by every Lyra write of its stance edges in the same

@@ -83,7 +83,7 @@ class CitationBenchResult(BaseModel):
     stage1_top_k: int
     stage2_top_k: int
     llm: bool
-    stage2_rater: str = "llm-scale"  # the rater before issue 25 (results recorded before the field existed)
+    stage2_rater: str = "llm-scale"  # the earlier default rater (results recorded before the field existed)
     corpus_candidates: int  # neighbours of the source papers in the corpus
     corpus_candidates_with_abstract: int  # in at least one API's view
     embedder_load_seconds: float

@@ -122,8 +122,8 @@ def task_cleanup(
     task_id: str,
     mode: str = typer.Option("soft", "--mode", help="soft: the task, its claims, edges and jobs; hard: also orphans"),
 ) -> None:
-    """Stop a task's jobs and clean it up (ADR-0005): soft removes the task's claims, stance edges and jobs; hard
-    also the fragments and pages no other task uses. (The MCP/REST `stop_task` with cleanup.)"""
+    """Stop a task's jobs and clean it up (decision record 0002): soft removes the task's claims, stance edges and jobs;
+    hard also the fragments and pages no other task uses. (The MCP/REST `stop_task` with cleanup.)"""
     if mode not in ("soft", "hard"):
         raise typer.BadParameter("must be 'soft' or 'hard'", param_hint="--mode")
     cleanup: Literal["soft", "hard_orphans_only"] = "soft" if mode == "soft" else "hard_orphans_only"

@@ -296,7 +296,7 @@ dbms.memory.transaction.total.max={s.neo4j_tx_memory_max}
 db.memory.transaction.max={s.neo4j_transaction_memory_max}
 dbms.usage_report.enabled=false
 dbms.security.auth_enabled=true
-# Hardening (README "The read-only query door"): only the plug-in procedures and functions Lyra and its query
+# Hardening (docs/guides/query-door.md): only the plug-in procedures and functions Lyra and its query
 # door use are loaded, none runs unrestricted, and Cypher reads no files and no URLs (LOAD CSV, APOC loaders).
 dbms.security.procedures.allowlist={server_procedure_allowlist()}
 dbms.security.allow_csv_import_from_file_urls=false

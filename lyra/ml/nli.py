@@ -1,7 +1,7 @@
 """NLI judges: SUPPORTS / REFUTES / NEUTRAL for (premise, hypothesis) pairs.
 
 * :class:`LLMStanceJudge` (offline default): the local LLM as a judge, built to overcome the small model's
-  bias on scientific abstracts (see README "Stance quality"). ``mode="hybrid"`` (default):
+  bias on scientific abstracts (see docs/evaluation/stance-quality.md). ``mode="hybrid"`` (default):
   1. relevance gate — the premise's best sentence must be close enough to the claim (embedding cosine),
      otherwise the pair is NEUTRAL without asking the LLM;
   2. two yes/no questions — "is the claim TRUE by this passage?" and "... FALSE?", each answered with the

@@ -34,7 +34,7 @@ def multi_line(value: str) -> str:
 
 
 def not_a_question(value: str) -> str:
-    """A claim is a statement the judge can find supported or refuted; a question never is (issue 25 item 6)."""
+    """A claim is a statement the judge can find supported or refuted; a question never is (decision record 0010)."""
     cue = question_cue(value)
     if cue is not None:
         raise ValueError(
@@ -237,7 +237,7 @@ class TargetOptions(Request):
     expand_citations: bool = Field(
         default=True,
         description="doi, paper-url and query targets: follow the papers' references and citations (depth 1, "
-        "budgeted: seed 003 decision 11); false reads only the paper(s) themselves",
+        "budgeted: decision record 0011); false reads only the paper(s) themselves",
     )
     enrich_identifiers: bool | None = Field(
         default=None,
@@ -522,7 +522,7 @@ class GetJobRequest(Request):
 
 
 class AcademicUsage(Response):
-    """What the task's academic jobs did, summed over their results (seed 003 decision 11: counts per stage)."""
+    """What the task's academic jobs did, summed over their results (decision record 0011: counts per stage)."""
 
     api: dict[str, dict[str, int]] = Field(
         description="per API (semantic_scholar, openalex): requests sent, cache_hits, retries, rate_limited, errors"

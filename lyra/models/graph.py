@@ -112,7 +112,7 @@ class FragmentIn(_Strict):
 
 class ClaimIn(_Strict):
     """A claim to create. ``source_fragment_ids``: the fragments it was extracted from (by the LLM); empty for a
-    claim a person wrote. They make the claim one of its sources' domains' claims (seed 003 decision 18)."""
+    claim a person wrote. They make the claim one of its sources' domains' claims (decision record 0008)."""
 
     text: NonEmpty = Field(max_length=4000)
     source_fragment_ids: list[NonEmpty] = Field(default_factory=list, max_length=100)
@@ -128,7 +128,7 @@ class ClaimIn(_Strict):
     @field_validator("text")
     @classmethod
     def _a_statement(cls, value: str) -> str:
-        """The last guard of issue 25 item 6: whatever door a claim came through, a question is never stored as one
+        """The last guard of decision record 0010: whatever door a claim came through, a question is never stored as one
         (the doors refuse it earlier, naming their own field)."""
         cue = question_cue(value)
         if cue is not None:

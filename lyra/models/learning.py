@@ -1,4 +1,5 @@
-"""Requests and responses of the learning loop (issue 15): feedback records, proposals, their review, and rules.
+"""Requests and responses of the learning loop (decision record 0013): feedback records, proposals, their review, and
+rules.
 
 Records and reviews are append-only in Neo4j; a proposal's status and the active rule set are derived from them.
 """

@@ -1,7 +1,7 @@
 """Requests and responses of the trust-and-control operations: feedback, check_domain, calibration.
 
-The ``feedback`` tool keeps ADR-0012's shape ``{task_id, action, args}``; ``args`` is validated per action by the
-models below, so a wrong or missing field is reported as ``args.<field>``.
+The ``feedback`` tool keeps the shape of decision record 0006, ``{task_id, action, args}``; ``args`` is validated per
+action by the models below, so a wrong or missing field is reported as ``args.<field>``.
 """
 
 from __future__ import annotations

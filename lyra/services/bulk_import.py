@@ -10,8 +10,8 @@ stopped database, and it replaces that database whole. Neo4j Community has one u
 * the instance is **stopped, imported into and started again**, then the schema (constraints, indexes) is applied.
 
 The graph document is the one ``lyra graph load`` reads (lyra/services/graph_import.py) and is validated by the same
-code. ADR-0005 and the one-edge-per-pair rule hold inside the document: pages with the same DOI (else URL) are one
-page, fragments with the same text are one fragment, and a (fragment, claim) pair gets one stance edge (two rows
+code. decision record 0002 and the one-edge-per-pair rule hold inside the document: pages with the same DOI (else URL)
+are one page, fragments with the same text are one fragment, and a (fragment, claim) pair gets one stance edge (two rows
 giving a pair different relations are refused).
 """
 
@@ -103,9 +103,9 @@ def bulk_load_graph(data: dict[str, Any], settings: Settings) -> tuple[BulkImpor
     edges_doc = data.get("edges", [])
     citations_doc = data.get("citations", [])
 
-    # pages: rows sharing a DOI or a URL (transitively) are one page inside the document, as in the graph (ADR-0005):
-    # the first row's values, its missing DOI, title, year and venue filled in from the others; domains created on
-    # first sight
+    # pages: rows sharing a DOI or a URL (transitively) are one page inside the document, as in the graph (decision
+    # record 0002): the first row's values, its missing DOI, title, year and venue filled in from the others; domains
+    # created on first sight
     page_id_by_key: dict[str, str] = {}
     page_rows: list[list[Any]] = []
     domain_category: dict[str, str] = {}

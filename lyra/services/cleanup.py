@@ -1,4 +1,4 @@
-"""Task clean-up per ADR-0005, and a graph-wide garbage collection, run as batched Cypher inside Neo4j.
+"""Task clean-up per decision record 0002, and a graph-wide garbage collection, run as batched Cypher inside Neo4j.
 
 * ``soft``: the task's claims, their stance edges, its Job nodes, its Intervention items (and the cookies a person
   gave for it) and the Task node. Pages and fragments stay

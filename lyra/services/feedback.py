@@ -1,5 +1,5 @@
-"""The ``feedback`` tool (ADR-0012): six actions on three levels, and ``page_unblock`` (a page blocked for a dangerous
-pattern), each validated in full before anything is
+"""The ``feedback`` tool (decision record 0006): six actions on three levels, and ``page_unblock`` (a page blocked for a
+dangerous pattern), each validated in full before anything is
 written, each written in one transaction together with its append-only audit event, and each reflected at once
 (materials and confidence are computed from the graph on every read)."""
 

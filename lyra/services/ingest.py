@@ -164,7 +164,7 @@ class IngestService:
         self._llm = llm
         self.gate = gate
         self.calibrator = calibrator
-        self.claim_rules = claim_rules  # the approved learned rules of claim extraction (issue 15)
+        self.claim_rules = claim_rules  # the approved learned rules of claim extraction (decision record 0013)
         self.ranking_rules = ranking_rules  # ... of evidence ranking: CONSTRAINT rules lowering a domain's weight
 
     @property
@@ -458,7 +458,7 @@ class IngestService:
             self.llm, self.settings.prompts_dir, rules=self.claim_rules, embed=self.embedder.embed
         )
         found: list[str] = []
-        sources: dict[str, list[str]] = {}  # claim text -> the fragments it was extracted from (decision 18)
+        sources: dict[str, list[str]] = {}  # claim text -> the fragments it was extracted from (decision record 0008)
         for i in best:
             try:
                 texts = timer.run(partial(extractor.extract, rows[int(i)]["text"], task["hypothesis"]))
@@ -485,7 +485,7 @@ class IngestService:
         return new
 
     def _category_weight(self, category: str | None) -> float:
-        """Ranking weight of a fragment's domain category (decision 3: ranking is the one place a category
+        """Ranking weight of a fragment's domain category (decision record 0007: ranking is the one place a category
         counts); a category this policy does not know (a graph written elsewhere) weighs as unverified."""
         try:
             return self.domains.weight(category or "unverified")
@@ -763,7 +763,8 @@ class IngestService:
             )
         if edges:
             written = self.evidence.create_stance_edges(edges)
-            # which judge and learned rule set made the verdicts (issue 15): any edge traces to the rules in force
+            # which judge and learned rule set made the verdicts (decision record 0013): any edge traces to the rules in
+            # force
             stamped = [{"fragment_id": e["fragment_id"], "claim_id": e["claim_id"]} for e in edges]
             self.store.run(
                 "learning/stamp_edges",

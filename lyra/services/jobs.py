@@ -297,8 +297,8 @@ class JobService:
 
     def queue_reference_candidates(self, request: QueueReferenceCandidatesRequest) -> QueueReferenceCandidatesResponse:
         """Queue the task's reference candidates (pages its evidence pages cite, not read yet) as ``doi`` targets, or
-        as their paper address when they have no DOI, without further citation expansion (depth 1: seed 003
-        decision 11). Most-cited first; ``include_ids`` picks, ``exclude_ids`` leaves out."""
+        as their paper address when they have no DOI, without further citation expansion (depth 1: decision record
+        0011). Most-cited first; ``include_ids`` picks, ``exclude_ids`` leaves out."""
         self.tasks.get(request.task_id)
         if request.include_ids is not None and request.exclude_ids:
             raise InvalidInputError("exclude_ids", "give include_ids or exclude_ids, not both")

@@ -55,7 +55,7 @@ _NEO4J_DATETIME = re.compile(
 
 
 def verification(supporting_sources: int, refutes: int, security_rejections: int) -> dict[str, Any]:
-    """Source verification from evidence only (seed 003 decision 10: reason codes state facts; domain categories
+    """Source verification from evidence only (decision record 0007: reason codes state facts; domain categories
     play no part): a dangerous pattern rejects; refuting evidence keeps a claim pending (never a block); two or
     more independent supporting sources (:mod:`lyra.services.provenance`) without refutation verify; less is
     insufficient."""
@@ -322,7 +322,7 @@ class MaterialsService:
 
     # ---------------------------------------------------------------- materials
     def materials(self, request: GetMaterialsRequest) -> Materials:
-        """One page of the seeds' materials export (decisions 13-15), computed now from the edges.
+        """One page of the materials export (decision record 0003), computed now from the edges.
 
         Every claim's confidence, uncertainty, controversy, alpha, beta, evidence_count and the three counts
         always use all of its edges; ``evidence_limit`` only bounds the evidence listed (0 lists none). At most

@@ -234,7 +234,7 @@ class Operations:
         hypothesis: str, wanted: bool, claims: list[str], field: str = "config.claims"
     ) -> tuple[bool, list[str]]:
         """Whether the hypothesis becomes the task's first claim: as asked, unless it is a question, which only names
-        the task (issue 25 item 6); a question then needs claims (``field``), the statements that answer it."""
+        the task (decision record 0010); a question then needs claims (``field``), the statements that answer it."""
         cue = question_cue(hypothesis)
         if cue is None:
             return wanted, []
@@ -353,7 +353,7 @@ class Operations:
     def start_research(self, request: ResearchRequest) -> ResearchStart:
         """The task for a researched question (id derived from it, as create_task derives one, unless given),
         created when missing or continued, with the claims it judges: a statement is the first claim itself; a
-        question never is (issue 25 item 6): its claims are ``request.claims`` or, without them, the LLM's claims
+        question never is (decision record 0010): its claims are ``request.claims`` or, without them, the LLM's claims
         for it (:func:`lyra.services.research.research_claims`)."""
         task_id = request.task_id or task_id_for(request.question)
         exists = self.task_repo.exists(task_id)

@@ -1,5 +1,5 @@
 """Per-domain politeness shared by every worker of every process: the daily page budget and the request rate, both
-held in Neo4j (issue 13 §1: "qps and max_pages_per_day enforced across workers").
+held in Neo4j (decision record 0012: "qps and max_pages_per_day enforced across workers").
 
 The job queue lives in Neo4j, so workers can be threads of one server, several servers on one machine, or servers
 on several machines sharing one database. What they all share is Neo4j, so that is where the politeness state is:

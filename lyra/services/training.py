@@ -54,7 +54,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 Tick = Callable[[str, int, int | None], None]  # (stage, advance, total)
-DEFAULT_LLM_FEATURES = "yes-no+verdict-logits"  # the LLM combiner's features, chosen on held-out real pairs (README)
+# the LLM combiner's features, chosen on held-out real pairs (docs/evaluation/stance-quality.md)
+DEFAULT_LLM_FEATURES = "yes-no+verdict-logits"
 
 
 class TrainingSummary(BaseModel):

@@ -1,4 +1,4 @@
-"""Web citation detection (seed 003 Phase 3b): which links of a fetched page's main text point to sources it cites.
+"""Web citation detection (decision record 0011): which links of a fetched page's main text point to sources it cites.
 
 The fetcher hands over the links of the page's main content (trafilatura's, with their anchor text). Each link is
 settled by rules first, without a model:

@@ -1,4 +1,4 @@
-"""Web search for ``query`` jobs (seed 003 Step 1): search engines → candidate URLs → ranking → fetch → ingest.
+"""Web search for ``query`` jobs (decision record 0012): search engines → candidate URLs → ranking → fetch → ingest.
 
 1. **Search**: the configured engines (:mod:`lyra.sources.search`) are asked in order; the first that answers with
    results is used. An engine that fails (down, refused, not JSON, a bot check) or finds nothing leaves a warning
@@ -9,7 +9,7 @@
 3. **Ranking**: :class:`lyra.ml.ranking.CandidateRanker` (BM25 + embedding similarity, times the domain category
    weight; the reranker too when one is configured) scores each candidate's ``title. snippet`` against the query
    and against each of the task's claims; a candidate's score is its best one.
-4. **Relevance floor** (issue 25 item 8): each candidate's ``title. snippet`` gets the absolute relevance of
+4. **Relevance floor** (decision record 0010): each candidate's ``title. snippet`` gets the absolute relevance of
    :mod:`lyra.ml.relevance` (``w_emb * cosine + w_terms * share of the claim's content words``) against each of the
    task's claims (the query when the task has none yet); its best one below ``LYRA_RELEVANCE_FLOOR`` makes it
    ``below_floor``: never fetched, listed with that relevance. The ranking orders a pool; the floor reads one result
@@ -205,7 +205,7 @@ class WebSearch:
         self.settings = settings
         self.store = store
         self.engines = list(engines)
-        self.ranking_rules = ranking_rules  # learned CONSTRAINT rules lowering a domain's weight (issue 15)
+        self.ranking_rules = ranking_rules  # learned CONSTRAINT rules lowering a domain's weight (decision record 0013)
         self.interventions = interventions  # paused domains are skipped, a person's cookies sent
         self.fetcher = fetcher
         self.embedder = embedder

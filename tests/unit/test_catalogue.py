@@ -1,8 +1,8 @@
 """Every door against the catalogue of operations (``lyra/models/catalogue.py``), without Neo4j.
 
 The MCP tools are built from the catalogue, and the REST routes take their method, path, status code and response
-model from it; the endpoints and the CLI commands are written by hand. All are checked here, and so are the
-README's tool table and REST table: an operation missing from a door it should have (or from the README), a route,
+model from it; the endpoints and the CLI commands are written by hand. All are checked here, and so are
+the docs' tool and REST overviews: an operation missing from a door it should have (or from those pages), a route,
 tool or command the catalogue does not know, or a door that disagrees with its entry (method, path, status code,
 annotations, description, the Operations method it calls) fails with a message naming the operation and the door.
 """
@@ -297,19 +297,21 @@ def test_every_rest_route_takes_exactly_its_request_models_fields(app: FastAPI, 
     )
 
 
-# ----------------------------------------------------------------------------------------------------- README
-README = Path(__file__).resolve().parents[2] / "README.md"
-# routes in the README's REST table that are no operation of the catalogue
-README_ROUTES_NOT_OPERATIONS = {("GET", "/tasks/{task_id}/report")}
+# ------------------------------------------------------------------------------ the docs' tool and REST overviews
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "guides"
+TOOLS_PAGE = DOCS / "mcp-clients.md"  # "## The tools": the tool overview
+REST_PAGE = DOCS / "rest.md"  # "# REST scripts": the route overview
+# routes in the REST overview that are no operation of the catalogue
+OVERVIEW_ROUTES_NOT_OPERATIONS = {("GET", "/tasks/{task_id}/report")}
 
 
-def readme_table(heading: str) -> list[tuple[str, str]]:
-    """(first cell, second cell) of each row of the tables under ``heading`` of the README, up to the next
+def readme_table(heading: str, page: Path) -> list[tuple[str, str]]:
+    """(first cell, second cell) of each row of the tables under ``heading`` of a docs page, up to the next
     heading of the same or a higher level (code blocks skipped)."""
     level = heading.split(" ", 1)[0]
     rows: list[tuple[str, str]] = []
     inside = fenced = False
-    for line in README.read_text(encoding="utf-8").splitlines():
+    for line in page.read_text(encoding="utf-8").splitlines():
         if line.startswith("```"):
             fenced = not fenced
         if fenced:
@@ -323,29 +325,29 @@ def readme_table(heading: str) -> list[tuple[str, str]]:
         if inside and line.startswith("| ") and not line.startswith("| ---"):
             cells = [cell.strip() for cell in re.split(r"(?<!\\)\|", line)[1:-1]]
             rows.append((cells[0], cells[1] if len(cells) > 1 else ""))
-    assert rows, f"README: no table under {heading!r}"
+    assert rows, f"{page.name}: no table under {heading!r}"
     return rows[1:]  # the header row
 
 
-def test_the_readme_tool_table_lists_exactly_the_mcp_tools() -> None:
-    listed = {name for first, _ in readme_table("### The tools") for name in re.findall(r"`(\w+)\(", first)}
+def test_the_docs_tool_overview_lists_exactly_the_mcp_tools() -> None:
+    listed = {name for first, _ in readme_table("## The tools", TOOLS_PAGE) for name in re.findall(r"`(\w+)\(", first)}
     tools = {operation.name for operation in OPERATIONS if operation.mcp}
-    assert not tools - listed, f"README, The tools: MCP tools not listed: {sorted(tools - listed)}"
-    assert not listed - tools, f"README, The tools: tools the catalogue does not offer on MCP: {sorted(listed - tools)}"
+    assert not tools - listed, f"docs/guides/mcp-clients.md, The tools: MCP tools not listed: {sorted(tools - listed)}"
+    assert not listed - tools, f"docs/guides/mcp-clients.md, The tools: tools the catalogue does not offer on MCP: {sorted(listed - tools)}"
 
 
-def test_the_readme_rest_table_lists_exactly_the_routes_each_with_its_operation() -> None:
+def test_the_docs_rest_overview_lists_exactly_the_routes_each_with_its_operation() -> None:
     routes = {(o.rest.method, PREFIX + o.rest.path): o.name for o in OPERATIONS if o.rest}
     listed: set[tuple[str, str]] = set()
     wrong: list[str] = []
-    for first, second in readme_table("### REST"):
+    for first, second in readme_table("# REST scripts", REST_PAGE):
         for method, path in re.findall(r"`(GET|POST|PUT|PATCH|DELETE) (/[^`?]*)[^`]*`", first):
             listed.add((method, path))
             name = routes.get((method, path))
             if name is not None and not re.search(rf"\b{name}\b", second):
                 wrong.append(f"{method} {path} is {name}")
     missing = sorted(f"{m} {p} ({routes[(m, p)]})" for m, p in set(routes) - listed)
-    unknown = sorted(f"{m} {p}" for m, p in listed - set(routes) - README_ROUTES_NOT_OPERATIONS)
-    assert not missing, f"README, REST: routes not listed: {missing}"
-    assert not unknown, f"README, REST: routes the catalogue does not have: {unknown}"
-    assert not wrong, f"README, REST: rows that do not name their route's operation: {wrong}"
+    unknown = sorted(f"{m} {p}" for m, p in listed - set(routes) - OVERVIEW_ROUTES_NOT_OPERATIONS)
+    assert not missing, f"docs/guides/rest.md: routes not listed: {missing}"
+    assert not unknown, f"docs/guides/rest.md: routes the catalogue does not have: {unknown}"
+    assert not wrong, f"docs/guides/rest.md: rows that do not name their route's operation: {wrong}"

@@ -1,5 +1,5 @@
-"""Lyra learns from its reviewers (issue 15; seed 004's loop: capture -> store -> evaluate -> propose -> meta-review
--> deploy).
+"""Lyra learns from its reviewers (decision record 0013; the loop: capture -> store -> evaluate -> propose ->
+meta-review -> deploy).
 
 * **Capture and store.** Every ``feedback`` action becomes a :class:`FeedbackRecord` node (append-only) with its
   target, the verdict it concerns (judge id, rule-set version, label, confidence), the reviewer, tags and comment; an

@@ -3,7 +3,7 @@
 Costs shape the calls (late-2026 pricing): a singleton ``/works/{id}`` is free, a filter costs a little and
 ``search=`` ten times more. So lookups of one id use the singleton route, batches use one
 ``filter=openalex_id:W1|W2|…`` (or ``doi:``, ``pmid:``) call per 50 ids, references are the first 20
-``referenced_works`` resolved in ONE filter call (seed decision 6), citing works page through ``filter=cites:W…``
+``referenced_works`` resolved in ONE filter call (decision record 0011), citing works page through ``filter=cites:W…``
 by page number (cursor paging needs a key). Only the root fields Lyra reads are asked for (``select``).
 Abstracts come as ``abstract_inverted_index`` and are rebuilt by :func:`rebuild_abstract`.
 """
@@ -36,7 +36,7 @@ SELECT = (
 )
 FILTER_MAX = 50  # ids OR-ed in one filter
 PER_PAGE_MAX = 200
-REFERENCES_MAX = 20  # seed decision 6: the first 20 referenced works, in one batched call
+REFERENCES_MAX = 20  # decision record 0011: the first 20 referenced works, in one batched call
 
 _keyless_warned = False
 _keyless_lock = threading.Lock()
@@ -209,7 +209,7 @@ class OpenAlex:
 
     def references(self, paper: Paper, limit: int = 100) -> list[Paper]:
         """The first ``min(limit, 20)`` of the work's ``referenced_works``, resolved in ONE filter call, in the
-        order OpenAlex lists them (seed decision 6)."""
+        order OpenAlex lists them (decision record 0011)."""
         if limit <= 0:
             return []
         key = paper.openalex_id or next((k for pid in paper.identifiers() if (k := pid.openalex())), None)
