@@ -101,7 +101,10 @@ class Services:
             embedder=lambda: self.models.embedder,
             judge_factory=lambda rules, examples: self.models.stance_judge(rules, examples),
             extractor_factory=lambda rules: ClaimExtractor(
-                self.models.llm, self.settings.prompts_dir, rules=rules, embed=lambda t: self.models.embedder.embed(t)
+                self.models.llm,
+                self.settings.paths.prompts_dir,
+                rules=rules,
+                embed=lambda t: self.models.embedder.embed(t),
             ),
             rank_task=lambda task_id, rule_sets: self.ingest.rank_task(task_id, rule_sets),
         )
@@ -114,24 +117,24 @@ class Services:
             ResearchExecutor(
                 self.store,
                 lambda: self.ingest,
-                s.allowed_roots,
+                s.paths.allowed_roots,
                 academic=self.academic,
-                max_api_requests=s.scholarly_max_requests_per_task,
+                max_api_requests=s.academic.scholarly_max_requests_per_task,
                 web=lambda: self.web_fetcher,
                 search=lambda: self.web_search,
-                enrichment_max=s.identifier_enrichment_max,
-                enrich_local=s.identifier_enrichment_local,
-                citations=(lambda: self.citation_detector) if s.web_citation_detection else None,
+                enrichment_max=s.academic.identifier_enrichment_max,
+                enrich_local=s.academic.identifier_enrichment_local,
+                citations=(lambda: self.citation_detector) if s.web.web_citation_detection else None,
                 interventions=self.interventions,
-                academic_search=s.academic_search,
+                academic_search=s.academic.academic_search,
                 gate=self.domains,
             ),
-            workers=s.job_workers,
-            poll_seconds=s.job_poll_seconds,
-            heartbeat_seconds=s.job_heartbeat_seconds,
-            stale_seconds=s.job_stale_seconds,
-            max_attempts=s.job_max_attempts,
-            name=s.worker_name,
+            workers=s.jobs.job_workers,
+            poll_seconds=s.jobs.job_poll_seconds,
+            heartbeat_seconds=s.jobs.job_heartbeat_seconds,
+            stale_seconds=s.jobs.job_stale_seconds,
+            max_attempts=s.jobs.job_max_attempts,
+            name=s.jobs.worker_name,
         )
         # a task's targets go to the research executor above; the service's own jobs to theirs
         pool.executor = route_jobs(pool.executor, {LEARNING_PROPOSALS: ProposalsExecutor(lambda: self.learning)})
@@ -168,8 +171,8 @@ class Services:
 
         embedder = self.models.embedder
         embedder.embed(["warm-up"])  # loads the model and fixes its dimension
-        path = self.settings.state_dir / "faiss" / "fragments"
-        return open_fragment_index(self.store, path, embedder.dimension, self.settings.index_sync_seconds)
+        path = self.settings.paths.state_dir / "faiss" / "fragments"
+        return open_fragment_index(self.store, path, embedder.dimension, self.settings.pipeline.index_sync_seconds)
 
     @cached_property
     def explore(self) -> ExploreService:
@@ -178,13 +181,13 @@ class Services:
             self.store,
             embedder=lambda: self.models.embedder,
             index=lambda: self.fragment_index,
-            query_timeout=self.settings.query_timeout,
-            query_max_bytes=self.settings.query_max_bytes,
+            query_timeout=self.settings.graph.query_timeout,
+            query_max_bytes=self.settings.graph.query_max_bytes,
             query_limits=GuardLimits(
-                max_tokens=self.settings.query_max_tokens,
-                max_depth=self.settings.query_max_depth,
-                max_elements=self.settings.query_max_elements,
-                max_iteration_depth=self.settings.query_max_iteration_depth,
+                max_tokens=self.settings.graph.query_max_tokens,
+                max_depth=self.settings.graph.query_max_depth,
+                max_elements=self.settings.graph.query_max_elements,
+                max_iteration_depth=self.settings.graph.query_max_iteration_depth,
             ),
         )
 
@@ -195,9 +198,9 @@ class Services:
         from lyra.services.ingest import IngestService
 
         s = self.settings
-        cache = NLICache(s.state_dir / "cache" / "nli.sqlite")
+        cache = NLICache(s.paths.state_dir / "cache" / "nli.sqlite")
         self._closers.append(cache)
-        reranker = CrossEncoderReranker(s.reranker_model) if s.reranker_model else None
+        reranker = CrossEncoderReranker(s.models.reranker_model) if s.models.reranker_model else None
         return IngestService(
             settings=s,
             store=self.store,
@@ -207,7 +210,9 @@ class Services:
             judge=CachedJudge(self.models.nli, cache),
             index=self.fragment_index,
             domains=self.domains.policy,
-            ranker=CandidateRanker(s.rank_bm25_top_n, s.rank_weight_bm25, s.rank_weight_embedding, reranker),
+            ranker=CandidateRanker(
+                s.pipeline.rank_bm25_top_n, s.pipeline.rank_weight_bm25, s.pipeline.rank_weight_embedding, reranker
+            ),
             llm=self.models.llm,
             gate=self.domains,
             calibrator=self.calibration.active_calibrator,
@@ -242,7 +247,7 @@ class Services:
             self.evidence,
             self.domains,
             lambda: models.llm,
-            self.settings.prompts_dir,
+            self.settings.paths.prompts_dir,
             rules=self.learning.rulebook.source(CITATION_DETECTION),
         )
 
@@ -295,7 +300,7 @@ class Services:
                 s,
                 models.embedder,
                 lambda: models.llm,
-                s.prompts_dir,
+                s.paths.prompts_dir,
                 rules=self.learning.rulebook.source(CITATION_USEFULNESS),
             ),
             models.embedder,
@@ -308,18 +313,20 @@ class Services:
 
 
 def build_services(settings: Settings, *, apply_schema: bool = True) -> Services:
-    catalog = CypherCatalog.load(settings.cypher_dir)
+    catalog = CypherCatalog.load(settings.paths.cypher_dir)
     driver, info = connect(settings)
     store = GraphStore(driver, catalog, settings)
     if apply_schema:
         store.apply_schema()
     task_repo = TaskRepository(store)
-    evidence = EvidenceRepository(store, settings.write_batch_size, settings.write_parallelism)
-    policy = ReloadingDomainPolicy(settings.domains_file, check_interval=settings.domain_policy_check_seconds)
+    evidence = EvidenceRepository(store, settings.graph.write_batch_size, settings.graph.write_parallelism)
+    policy = ReloadingDomainPolicy(
+        settings.paths.domains_file, check_interval=settings.trust.domain_policy_check_seconds
+    )
     domains = DomainGate(store, policy, settings)
-    jobs = JobService(store, task_repo, settings.allowed_roots)
+    jobs = JobService(store, task_repo, settings.paths.allowed_roots)
     interventions = InterventionService(
-        store, task_repo, CookieStore(settings.state_dir / "auth" / "cookies.json"), wake=jobs.notify_queued
+        store, task_repo, CookieStore(settings.paths.state_dir / "auth" / "cookies.json"), wake=jobs.notify_queued
     )
     return Services(
         settings=settings,
@@ -329,17 +336,20 @@ def build_services(settings: Settings, *, apply_schema: bool = True) -> Services
         evidence=evidence,
         tasks=TaskService(task_repo, evidence),
         materials=MaterialsService(
-            store, task_repo, settings.materials_parallel_queries, passage_chars=settings.evidence_passage_chars
+            store,
+            task_repo,
+            settings.graph.materials_parallel_queries,
+            passage_chars=settings.pipeline.evidence_passage_chars,
         ),
-        cleanup=CleanupService(store, task_repo, settings.cleanup_batch_size, interventions.forget_task),
+        cleanup=CleanupService(store, task_repo, settings.graph.cleanup_batch_size, interventions.forget_task),
         jobs=jobs,
         status=StatusService(
             store,
             task_repo,
             domains.state,
-            settings.scholarly_max_requests_per_task,
+            settings.academic.scholarly_max_requests_per_task,
             interventions.summary,
-            pair_budget=settings.task_pair_budget,
+            pair_budget=settings.pipeline.task_pair_budget,
             dangerous_pages=domains.dangerous_pages,
         ),
         domains=domains,

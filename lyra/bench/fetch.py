@@ -260,7 +260,7 @@ def run_fetch_bench(
             qps = gate.decide(f"site00.{DOMAIN_SUFFIX}").qps
             with WebFetcher(bench_settings, gate=gate, resolver=resolve_locally) as fetcher:
                 modes.append(_run_mode("httpx, politeness on", fetcher, web, urls, workers, qps)[0])
-            if browser_pages and bench_settings.chromium_path.exists():
+            if browser_pages and bench_settings.web.chromium_path.exists():
                 browser = off.model_copy(update={"web_browser": "always"})
                 with WebFetcher(browser, gate=Unthrottled(gate), resolver=resolve_locally) as fetcher:
                     fetcher.fetch(urls[0])  # chromium's start, outside the timed run

@@ -217,9 +217,9 @@ class IngestService:
         skipped: list[SkippedItem] = []
         limits = WalkLimits(
             allowed_roots=tuple(allowed_roots) if allowed_roots is not None else None,
-            max_file_bytes=self.settings.ingest_max_file_bytes,
-            max_files=self.settings.ingest_max_files,
-            max_pdf_pages=self.settings.web_pdf_max_pages,
+            max_file_bytes=self.settings.pipeline.ingest_max_file_bytes,
+            max_files=self.settings.pipeline.ingest_max_files,
+            max_pdf_pages=self.settings.web.web_pdf_max_pages,
         )
         for item in iter_documents(list(paths), limits):
             if isinstance(item, SkippedDocument):
@@ -365,7 +365,7 @@ class IngestService:
         for doc, page_id, row in zip(kept, written.ids, page_rows, strict=True):
             report.identifiers.extend(_mentions(doc, page_id))
             report.page_ids[doc.url] = page_id
-            pieces = chunk_text(doc.text, max_chars=self.settings.chunk_max_chars)
+            pieces = chunk_text(doc.text, max_chars=self.settings.pipeline.chunk_max_chars)
             if not pieces:
                 report.skipped.append(SkippedItem(item=doc.origin, reason="no passage long enough to judge"))
                 continue
@@ -383,7 +383,7 @@ class IngestService:
         fragment_ids: list[str] = []
         to_write: list[_Passage] = []
         links: list[dict[str, str]] = []
-        threshold = self.settings.near_duplicate_threshold
+        threshold = self.settings.pipeline.near_duplicate_threshold
         hashes_seen: dict[str, int] = {}
         batch = FragmentIndex(vectors.shape[1], None, kind="flat")  # this run's new passages, exact search
         for passage in passages:
@@ -455,7 +455,7 @@ class IngestService:
         topic_vector = timer.run(lambda: self.embedder.embed([task["hypothesis"]]))[0]
         best = np.argsort(-(vectors @ topic_vector))[:passages]
         extractor = ClaimExtractor(
-            self.llm, self.settings.prompts_dir, rules=self.claim_rules, embed=self.embedder.embed
+            self.llm, self.settings.paths.prompts_dir, rules=self.claim_rules, embed=self.embedder.embed
         )
         found: list[str] = []
         sources: dict[str, list[str]] = {}  # claim text -> the fragments it was extracted from (decision 18)
@@ -613,8 +613,8 @@ class IngestService:
             claim_vectors,
             [f.text for f in fragments],
             vectors,
-            w_emb=self.settings.relevance_weight_embedding,
-            w_terms=self.settings.relevance_weight_terms,
+            w_emb=self.settings.pipeline.relevance_weight_embedding,
+            w_terms=self.settings.pipeline.relevance_weight_terms,
         )
 
         def source_vectors(ids: Sequence[str]) -> np.ndarray:
@@ -622,8 +622,10 @@ class IngestService:
             found = [r["embedding"] for r in rows if r["embedding"] is not None]
             return np.asarray(found, dtype=np.float32).reshape(len(found), dimension)
 
-        own = own_source_mask(claims, fragments, vectors, source_vectors, self.settings.near_duplicate_threshold)
-        return claims, fragments, plan_pairs(claims, fragments, scores, own, self.settings.relevance_floor)
+        own = own_source_mask(
+            claims, fragments, vectors, source_vectors, self.settings.pipeline.near_duplicate_threshold
+        )
+        return claims, fragments, plan_pairs(claims, fragments, scores, own, self.settings.pipeline.relevance_floor)
 
     def _judge_claims(
         self, task_id: str, report: IngestReport, timer: _Timer, tick: Progress, max_pairs: int | None = None
@@ -639,7 +641,7 @@ class IngestService:
         report.edges_existing = len(plan.existing)
         counts = Counter(plan.existing.values())
         edge_count = int(self.store.run("coverage/task_edge_count", {"task_id": task_id})[0]["edges"])
-        left = max(0, self.settings.task_pair_budget - edge_count)
+        left = max(0, self.settings.pipeline.task_pair_budget - edge_count)
         report.pair_budget_left = left
         todo = plan.pending[: left if max_pairs is None else min(left, max_pairs)]
         report.pairs_pending = len(plan.pending) - len(todo)
@@ -649,7 +651,7 @@ class IngestService:
                 "(LYRA_TASK_PAIR_BUDGET=%d) has %d left; raise it and run judge_remaining",
                 task_id,
                 len(plan.pending) - left,
-                self.settings.task_pair_budget,
+                self.settings.pipeline.task_pair_budget,
                 left,
             )
         judged_now: Counter[str] = Counter()

@@ -35,7 +35,9 @@ def site() -> Iterator[str]:
 
 
 def run(graph: Services, fetcher: WebFetcher, task_id: str, url: str) -> TaskStatus:
-    executor = ResearchExecutor(graph.store, lambda: graph.ingest, graph.settings.allowed_roots, web=lambda: fetcher)
+    executor = ResearchExecutor(
+        graph.store, lambda: graph.ingest, graph.settings.paths.allowed_roots, web=lambda: fetcher
+    )
     pool = WorkerPool(graph.store, executor, poll_seconds=0.1, heartbeat_seconds=0.5)
     graph.operations.queue_targets(QueueTargetsRequest(task_id=task_id, targets=[Target(kind="url", value=url)]))
     pool.start()

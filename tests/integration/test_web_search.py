@@ -305,7 +305,7 @@ def test_a_query_job_searches_searxng_ranks_the_results_and_reads_the_best_pages
         engines, _ = build_engines(settings, fetcher)
         search = web_search(graph, settings, fetcher, engines)
         executor = ResearchExecutor(
-            graph.store, lambda: graph.ingest, settings.allowed_roots, web=lambda: fetcher, search=lambda: search
+            graph.store, lambda: graph.ingest, settings.paths.allowed_roots, web=lambda: fetcher, search=lambda: search
         )
         status = run_query(graph, executor, "web_q", QUERY)
     result = job_result(status)
@@ -371,17 +371,17 @@ def test_results_below_the_relevance_floor_are_never_fetched_even_with_room_for_
     by_host = {urlsplit(c.url).hostname: c for c in run.candidates if c.fate not in ("duplicate", "blocked")}
     cake = by_host["recipes.test"]
     assert (cake.fate, cake.code) == ("below_floor", "below_relevance_floor")
-    assert cake.relevance is not None and cake.relevance < settings.relevance_floor
-    assert f"LYRA_RELEVANCE_FLOOR={settings.relevance_floor:g}" in (cake.reason or "")
+    assert cake.relevance is not None and cake.relevance < settings.pipeline.relevance_floor
+    assert f"LYRA_RELEVANCE_FLOOR={settings.pipeline.relevance_floor:g}" in (cake.reason or "")
     assert all(
-        c.relevance is not None and c.relevance >= settings.relevance_floor
+        c.relevance is not None and c.relevance >= settings.pipeline.relevance_floor
         for host, c in by_host.items()
         if host != "recipes.test"
     )
     assert web.paths("recipes.test") == []  # what the server saw: never the cake
     assert {urlsplit(d.url).path for d in documents} == {"/coffee", "/trial"}
     shown = run.as_dict()
-    assert shown["relevance_floor"] == settings.relevance_floor and shown["below_floor"] == 1
+    assert shown["relevance_floor"] == settings.pipeline.relevance_floor and shown["below_floor"] == 1
     (listed,) = [c for c in shown["candidates"] if c["fate"] == "below_floor"]
     assert listed["relevance"] == round(cake.relevance, 4) and "score" in listed
 
@@ -406,7 +406,9 @@ def test_an_engine_that_fails_leaves_a_warning_naming_it_and_the_next_engine_is_
         engines: list[SearchEngine] = [
             SearxngEngine(web.url("broken.test", ""), fetcher),
             # the browser engine where chromium is missing: the results page is parsed as fetched
-            BrowserSerpEngine(settings.serp_url, fetcher, lambda: ChromiumRenderer(Path("/nonexistent/chromium"))),
+            BrowserSerpEngine(
+                settings.search.serp_url, fetcher, lambda: ChromiumRenderer(Path("/nonexistent/chromium"))
+            ),
         ]
         search = web_search(graph, settings, fetcher, engines)
         run = WebSearchRun(query=QUERY)
@@ -487,7 +489,7 @@ def test_the_browser_engine_reads_the_results_page_in_chromium_after_searxng_fai
         engines, _ = build_engines(settings, fetcher)
         search = web_search(graph, settings, fetcher, engines)
         executor = ResearchExecutor(
-            graph.store, lambda: graph.ingest, settings.allowed_roots, web=lambda: fetcher, search=lambda: search
+            graph.store, lambda: graph.ingest, settings.paths.allowed_roots, web=lambda: fetcher, search=lambda: search
         )
         try:
             status = run_query(graph, executor, "web_browser", QUERY)
@@ -533,7 +535,7 @@ def test_without_a_reachable_engine_a_query_job_still_finishes_through_the_acade
             executor = ResearchExecutor(
                 graph.store,
                 lambda: graph.ingest,
-                settings.allowed_roots,
+                settings.paths.allowed_roots,
                 academic=lambda n: graph.academic(n, settings=api),
                 web=lambda: fetcher,
                 search=lambda: search,
@@ -576,7 +578,7 @@ def test_a_natural_question_is_searched_in_the_academic_apis_too_and_a_skip_says
             executor = ResearchExecutor(
                 graph.store,
                 lambda: graph.ingest,
-                settings.allowed_roots,
+                settings.paths.allowed_roots,
                 academic=lambda n: graph.academic(n, settings=api),
                 web=lambda: fetcher,
                 search=lambda: search,

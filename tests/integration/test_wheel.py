@@ -84,7 +84,10 @@ def packaged_paths() -> dict[str, Path]:
         in_sources = isinstance(value, Path) and any(value.is_relative_to(ROOT / d) for d in ("cypher", "config"))
         if in_sources and name != "config_dir":
             out[name] = value
-    out |= {"prompts_dir": defaults.prompts_dir, "config_dir/neo4j/pom.xml": defaults.config_dir / "neo4j" / "pom.xml"}
+    out |= {
+        "prompts_dir": defaults.paths.prompts_dir,
+        "config_dir/neo4j/pom.xml": defaults.paths.config_dir / "neo4j" / "pom.xml",
+    }
     assert {"cypher_dir", "stance_model_dir", "stance_combiner", "examples_dir", "domains_file"} <= set(out), out
     assert all(path.exists() for path in out.values()), out
     return out
@@ -110,7 +113,7 @@ def test_the_wheel_installed_outside_the_checkout_runs_the_catalogue_check_and_a
     # a clean environment: nothing of the caller's Python path or Lyra settings leaks into the installed Lyra
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LYRA_", "PYTHON", "NEO4J_", "VIRTUAL_ENV"))}
     env |= {**neo4j_env(settings), "LYRA_STATE_DIR": str(tmp_path / "state")}
-    env["LYRA_MODELS_DIR"] = str(settings.models_dir)  # the assembled local LLM: machine state, not a resource
+    env["LYRA_MODELS_DIR"] = str(settings.paths.models_dir)  # the assembled local LLM: machine state, not a resource
     # the trained judge's network decides alone: asking the local LLM too costs about a minute on two busy cores, and
     # its weights are no part of the wheel (the prompts it would read are compared byte for byte below)
     env["LYRA_STANCE_USE_LLM"] = "0"

@@ -336,8 +336,8 @@ def test_auto_uses_searxng_when_configured_then_the_browser_when_chromium_is_ins
 
 
 def test_search_settings_are_checked_with_the_field_named() -> None:
-    assert load_settings(searxng_url="http://10.0.0.5:8080/search").searxng_url == "http://10.0.0.5:8080"
-    assert load_settings(web_search_engines='["searxng"]').web_search_engines == ["searxng"]
+    assert load_settings(searxng_url="http://10.0.0.5:8080/search").search.searxng_url == "http://10.0.0.5:8080"
+    assert load_settings(web_search_engines='["searxng"]').search.web_search_engines == ["searxng"]
     with pytest.raises(ValidationError, match="LYRA_SEARXNG_URL"):
         load_settings(searxng_url="searx.local?q=")
     with pytest.raises(ValidationError, match="stand alone"):

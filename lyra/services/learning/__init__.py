@@ -103,11 +103,14 @@ class LearningService:
         self.store = store
         self.settings = settings
         self.calibration = calibration
-        self.rulebook = RuleBook(store, settings.learning_rules_refresh_seconds)
-        self.index = FeedbackIndex(store, settings.state_dir / "faiss" / "feedback", embedder)
+        self.rulebook = RuleBook(store, settings.learning.learning_rules_refresh_seconds)
+        self.index = FeedbackIndex(store, settings.paths.state_dir / "faiss" / "feedback", embedder)
         self._records = FeedbackRecords(store, self.index)
         classifier = Classifier(
-            self._records, self.index, settings.learning_similarity_threshold, settings.learning_high_min
+            self._records,
+            self.index,
+            settings.learning.learning_similarity_threshold,
+            settings.learning.learning_high_min,
         )
         self._rules = Rules(store, settings, self.rulebook)
         self._proposals = Proposals(store)

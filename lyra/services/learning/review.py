@@ -71,14 +71,14 @@ class ProposalReview:
                 measured=bool(proposal.predicted_effect.get("measured"))
                 or proposal.component not in (STANCE_LLM, STANCE_TRAINED),
                 active_rules=active,
-                max_rules=self.settings.learning_max_rules_per_component,
+                max_rules=self.settings.learning.learning_max_rules_per_component,
                 regression_delta=regression_delta(proposal.predicted_effect),
-                regression_tolerance=self.settings.learning_regression_tolerance,
+                regression_tolerance=self.settings.learning.learning_regression_tolerance,
             ),
             reviewer,
             request.override_reason,
         )
-        required = self.settings.learning_approvals_required
+        required = self.settings.learning.learning_approvals_required
 
         def write(tx: Transaction) -> bool:
             rows = tx.run(

@@ -167,7 +167,7 @@ class Rules:
         rows = self.store.run("learning/rule_observations", params)
         kept, corrected = int(rows[0]["kept"]), int(rows[0]["corrected"])
         out: dict[str, Any] = {"reviews": kept + corrected, "kept": kept, "corrected": corrected}
-        if kept + corrected >= self.settings.learning_min_evidence and corrected > kept:
+        if kept + corrected >= self.settings.learning.learning_min_evidence and corrected > kept:
             out["flag"] = "sunset: reviewers corrected more verdicts made under this rule than they kept"
         return out
 
@@ -244,7 +244,7 @@ class Rules:
         return out
 
     def training_data_path(self, version: int) -> Path:
-        return self.settings.state_dir / "learning" / STANCE_TRAINED / f"data_v{version}.jsonl"
+        return self.settings.paths.state_dir / "learning" / STANCE_TRAINED / f"data_v{version}.jsonl"
 
     def write_training_data(self) -> Path | None:
         """The trained judge's extra labelled pairs at the current rule-set version (Lyra's JSONL schema: id,

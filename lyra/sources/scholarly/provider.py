@@ -220,54 +220,64 @@ def build_sources(
     requests across both APIs; cache hits are free). Rate limiters are shared process-wide per API. Close the
     result (or use it as a context manager) to release the client and the cache."""
     client = httpx.Client(
-        timeout=httpx.Timeout(settings.scholarly_timeout_seconds),
+        timeout=httpx.Timeout(settings.scholarly.scholarly_timeout_seconds),
         follow_redirects=True,
-        headers={"User-Agent": user_agent(settings.contact_email)},
+        headers={"User-Agent": user_agent(settings.scholarly.contact_email)},
     )
     cache = (
-        ResponseCache(settings.scholarly_cache_file, settings.scholarly_cache_ttl_seconds)
-        if settings.scholarly_cache_ttl_seconds > 0
+        ResponseCache(settings.scholarly_cache_file, settings.scholarly.scholarly_cache_ttl_seconds)
+        if settings.scholarly.scholarly_cache_ttl_seconds > 0
         else None
     )
     budget = RequestBudget(max_requests)
     retry = RetryPolicy(
-        attempts=settings.scholarly_max_attempts,
-        initial_wait=settings.scholarly_retry_initial_wait,
-        max_wait=settings.scholarly_retry_max_wait,
-        timeout=settings.scholarly_retry_timeout,
+        attempts=settings.scholarly.scholarly_max_attempts,
+        initial_wait=settings.scholarly.scholarly_retry_initial_wait,
+        max_wait=settings.scholarly.scholarly_retry_max_wait,
+        timeout=settings.scholarly.scholarly_retry_timeout,
     )
     s2_client: SemanticScholar | None = None
     if s2:
-        headers = {"x-api-key": settings.s2_api_key.get_secret_value()} if settings.s2_api_key else {}
+        headers = (
+            {"x-api-key": settings.scholarly.s2_api_key.get_secret_value()} if settings.scholarly.s2_api_key else {}
+        )
         s2_client = SemanticScholar(
             ApiHttp(
                 "semantic_scholar",
-                settings.s2_url,
+                settings.scholarly.s2_url,
                 client,
-                limiter=shared_limiter("semantic_scholar", settings.s2_url, settings.s2_requests_per_second),
+                limiter=shared_limiter(
+                    "semantic_scholar", settings.scholarly.s2_url, settings.scholarly.s2_requests_per_second
+                ),
                 retry=retry,
                 usage=Usage(),
                 budget=budget,
                 cache=cache,
                 headers=headers,
                 key_hint="check the key in LYRA_S2_API_KEY (a free key starts at 1 request/s)"
-                if settings.s2_api_key
+                if settings.scholarly.s2_api_key
                 else "without LYRA_S2_API_KEY Semantic Scholar shares a small keyless pool; a free key helps",
             ),
             page_size=page_size,
         )
     oa_client: OpenAlex | None = None
     if openalex:
-        params = {"mailto": settings.contact_email} if settings.contact_email else {}
-        secret = {"api_key": settings.openalex_api_key.get_secret_value()} if settings.openalex_api_key else {}
+        params = {"mailto": settings.scholarly.contact_email} if settings.scholarly.contact_email else {}
+        secret = (
+            {"api_key": settings.scholarly.openalex_api_key.get_secret_value()}
+            if settings.scholarly.openalex_api_key
+            else {}
+        )
         if not secret:
             warn_keyless_once()
         oa_client = OpenAlex(
             ApiHttp(
                 "openalex",
-                settings.openalex_url,
+                settings.scholarly.openalex_url,
                 client,
-                limiter=shared_limiter("openalex", settings.openalex_url, settings.openalex_requests_per_second),
+                limiter=shared_limiter(
+                    "openalex", settings.scholarly.openalex_url, settings.scholarly.openalex_requests_per_second
+                ),
                 retry=retry,
                 usage=Usage(),
                 budget=budget,

@@ -61,24 +61,24 @@ def engine_names(settings: Settings, *, chromium: Callable[[Path], bool] = Path.
     ``auto``: ``searxng`` when ``LYRA_SEARXNG_URL`` is set, then ``browser`` when chromium is installed at
     ``LYRA_CHROMIUM_PATH``. ``off``: none. An explicit ``searxng`` without ``LYRA_SEARXNG_URL`` is left out with a
     note; an explicit ``browser`` is kept without chromium (the results page is then parsed as fetched)."""
-    wanted = settings.web_search_engines
+    wanted = settings.search.web_search_engines
     notes: list[str] = []
     if wanted == ["off"]:
         return [], ["web search is off (LYRA_WEB_SEARCH_ENGINES=off)"]
     if wanted == ["auto"]:
         names: list[str] = []
-        if settings.searxng_url:
+        if settings.search.searxng_url:
             names.append("searxng")
         else:
             notes.append("no SearXNG instance configured (LYRA_SEARXNG_URL)")
-        if chromium(settings.chromium_path):
+        if chromium(settings.web.chromium_path):
             names.append("browser")
         else:
-            notes.append(f"no chromium at {settings.chromium_path} for the browser engine (LYRA_CHROMIUM_PATH)")
+            notes.append(f"no chromium at {settings.web.chromium_path} for the browser engine (LYRA_CHROMIUM_PATH)")
         return names, notes
     names = []
     for name in wanted:
-        if name == "searxng" and not settings.searxng_url:
+        if name == "searxng" and not settings.search.searxng_url:
             notes.append("LYRA_WEB_SEARCH_ENGINES names searxng but LYRA_SEARXNG_URL is not set: left out")
             continue
         names.append(name)
@@ -99,24 +99,27 @@ def build_engines(
     def chromium_renderer() -> PageRenderer:
         from lyra.sources.web.browser import ChromiumRenderer
 
-        return ChromiumRenderer(settings.chromium_path)
+        return ChromiumRenderer(settings.web.chromium_path)
 
     engines: list[SearchEngine] = []
     for name in names:
         if name == "searxng":
-            assert settings.searxng_url is not None
+            assert settings.search.searxng_url is not None
             engines.append(
                 SearxngEngine(
-                    settings.searxng_url,
+                    settings.search.searxng_url,
                     client,
-                    max_pages=settings.searxng_max_pages,
-                    robots=settings.web_search_robots_txt,
+                    max_pages=settings.search.searxng_max_pages,
+                    robots=settings.search.web_search_robots_txt,
                 )
             )
         elif name == "browser":
             engines.append(
                 BrowserSerpEngine(
-                    settings.serp_url, client, renderer or chromium_renderer, robots=settings.web_search_robots_txt
+                    settings.search.serp_url,
+                    client,
+                    renderer or chromium_renderer,
+                    robots=settings.search.web_search_robots_txt,
                 )
             )
     return engines, notes
