@@ -96,7 +96,8 @@ class Services:
         """The learning loop: feedback records, proposals, their review, the learned rules in force."""
         return LearningService(
             self.store,
-            self.settings,
+            self.settings.learning,
+            self.settings.paths.state_dir,
             self.calibration,
             embedder=lambda: self.models.embedder,
             judge_factory=lambda rules, examples: self.models.stance_judge(rules, examples),
@@ -228,8 +229,9 @@ class Services:
         from lyra.sources.web import WebFetcher
 
         fetcher = WebFetcher(
-            self.settings,
-            gate=self.domains,
+            self.settings.web,
+            self.domains,
+            contact_email=self.settings.scholarly.contact_email,
             counter=GraphPageCounter(self.store),
             limiter=GraphRateLimiter(self.store),
         )
@@ -243,7 +245,7 @@ class Services:
 
         models = self.models
         return CitationDetector(
-            self.settings,
+            self.settings.web,
             self.evidence,
             self.domains,
             lambda: models.llm,
@@ -258,7 +260,7 @@ class Services:
         from lyra.sources.search import build_engines
 
         fetcher = self.web_fetcher
-        engines, notes = build_engines(self.settings, fetcher)
+        engines, notes = build_engines(self.settings.search, self.settings.web.chromium_path, fetcher)
         self._closers.extend(engines)
         return engines, notes
 
@@ -323,7 +325,7 @@ def build_services(settings: Settings, *, apply_schema: bool = True) -> Services
     policy = ReloadingDomainPolicy(
         settings.paths.domains_file, check_interval=settings.trust.domain_policy_check_seconds
     )
-    domains = DomainGate(store, policy, settings)
+    domains = DomainGate(store, policy, settings.trust)
     jobs = JobService(store, task_repo, settings.paths.allowed_roots)
     interventions = InterventionService(
         store, task_repo, CookieStore(settings.paths.state_dir / "auth" / "cookies.json"), wake=jobs.notify_queued

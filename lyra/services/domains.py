@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 from lyra.core.errors import InvalidInputError
 from lyra.core.ids import new_id
 from lyra.core.net import normalise_url
-from lyra.core.settings import Settings
+from lyra.core.settings import TrustSettings
 from lyra.graph.store import GraphStore, to_plain
 from lyra.models.api import BlockedDomain, BlockedPage, DomainOverride, DomainOverrideState, SkippedDomain
 from lyra.models.trust import DomainDecision, MatchedRule
@@ -109,7 +109,7 @@ def _rule(row: dict[str, Any]) -> MatchedRule:
 
 
 class DomainGate:
-    def __init__(self, store: GraphStore, policy: ReloadingDomainPolicy, settings: Settings) -> None:
+    def __init__(self, store: GraphStore, policy: ReloadingDomainPolicy, settings: TrustSettings) -> None:
         self.store = store
         self.policy = policy
         self.settings = settings
@@ -355,7 +355,7 @@ class DomainGate:
         result.task_skips_domain = bool(rows) and not rows[0]["was_skipped"]
         (seen,) = self.store.run("security/finding_tasks", {"domain": name})
         result.tasks = seen["tasks"]
-        threshold = self.settings.trust.injection_domain_block_tasks
+        threshold = self.settings.injection_domain_block_tasks
         if result.tasks >= threshold:
             why = (
                 f"dangerous patterns on pages of {name} met by {result.tasks} tasks "
@@ -463,8 +463,8 @@ class DomainGate:
         unverified/low domain is blocked (``high_rejection_rate``); a domain of a higher category is marked
         (``domain_rejection_flagged`` with the rate), never blocked, and the mark goes when the rate falls back.
         Returns the domains newly blocked and newly marked, with a warning for each."""
-        threshold = self.settings.trust.high_rejection_rate_threshold
-        minimum = self.settings.trust.high_rejection_min_samples
+        threshold = self.settings.high_rejection_rate_threshold
+        minimum = self.settings.high_rejection_min_samples
         check = RejectionCheck()
         for row in self.rejection_rates(domains):
             name, rate, claims = row["domain"], row["domain_claim_combined_rejection_rate"], row["claims"]

@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import urldefrag, urlsplit
 
 from lyra.core.errors import InvalidInputError, LyraError
-from lyra.core.settings import Settings
+from lyra.core.settings import WebSettings
 from lyra.graph.evidence import EvidenceRepository
 from lyra.ml.learned_rules import RuleSource
 from lyra.ml.nli import prompt_environment
@@ -123,7 +123,7 @@ class CitationDetector:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: WebSettings,
         evidence: EvidenceRepository,
         gate: DomainGate | None,
         llm: Callable[[], LLM | None],
@@ -174,7 +174,7 @@ class CitationDetector:
                 to_ask.append(Link(href, link.text))
         # other sites first (a page's own links are mostly navigation), each in reading order
         to_ask.sort(key=lambda link: _host(link.href) == own_host)
-        limit = self.settings.web.web_citation_max_links
+        limit = self.settings.web_citation_max_links
         run.not_asked = max(len(to_ask) - limit, 0)
         asking = to_ask[:limit]
         llm = self._llm() if asking else None

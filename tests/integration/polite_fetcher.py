@@ -74,7 +74,9 @@ def fetch(config_dir: Path, warm: str, urls: list[str]) -> None:
         settings.neo4j.neo4j_uri, settings.neo4j.neo4j_username, settings.neo4j.neo4j_password.get_secret_value()
     )
     store = GraphStore(driver, CypherCatalog.load(settings.paths.cypher_dir), settings)
-    fetcher = WebFetcher(settings, counter=GraphPageCounter(store), limiter=GraphRateLimiter(store), resolver=resolver)
+    fetcher = WebFetcher.from_settings(
+        settings, counter=GraphPageCounter(store), limiter=GraphRateLimiter(store), resolver=resolver
+    )
     assert fetcher.fetch(warm).code == "ok"
     print("ready", flush=True)
     sys.stdin.readline()

@@ -196,14 +196,14 @@ def world(graph: Services, site: Site, tmp_path: Path) -> Iterator[World]:
         web_search_engines=["searxng"],
         web_pages_per_query=2,
     )
-    fetcher = WebFetcher(
+    fetcher = WebFetcher.from_settings(
         settings,
         gate=graph.domains,
         counter=GraphPageCounter(graph.store),
         limiter=GraphRateLimiter(graph.store),
         resolver=resolver,
     )
-    engines, notes = build_engines(settings, fetcher)
+    engines, notes = build_engines(settings.search, settings.web.chromium_path, fetcher)
     search = web_search(graph, settings, fetcher, engines, notes, interventions=graph.interventions)
     executor = ResearchExecutor(
         graph.store,

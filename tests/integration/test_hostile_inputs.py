@@ -335,7 +335,8 @@ def operations_for(services: Services, root: Path) -> Operations:
     )
     learning = LearningService(
         services.store,
-        services.settings.model_copy(update={"state_dir": root.parent / "state"}),
+        services.settings.learning,
+        root.parent / "state",
         services.calibration,
         embedder=HashEmbedder,
     )

@@ -382,7 +382,11 @@ def test_enough_new_corrections_start_a_proposal_batch_by_themselves(
     try:
         # without a judge to measure with (no LLM in this test): the batch's proposals say they were not measured
         svc.__dict__["learning"] = LearningService(
-            svc.store, svc.settings, svc.calibration, embedder=lambda: svc.models.embedder
+            svc.store,
+            svc.settings.learning,
+            svc.settings.paths.state_dir,
+            svc.calibration,
+            embedder=lambda: svc.models.embedder,
         )
         edges = seed(svc, tmp_path, "learn_auto", OVERCALLED[:3], "SUPPORTS")
         for edge, reviewer in zip(edges[:2], ["ana", "bo"], strict=True):

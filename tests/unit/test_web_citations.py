@@ -63,7 +63,7 @@ def detector(max_links: int, llm: AddressLLM | None) -> tuple[CitationDetector, 
     settings = Settings(web_citation_max_links=max_links)
     evidence = RecordingEvidence()
     found = CitationDetector(
-        settings, cast(EvidenceRepository, evidence), None, lambda: llm, settings.paths.prompts_dir
+        settings.web, cast(EvidenceRepository, evidence), None, lambda: llm, settings.paths.prompts_dir
     )
     return found, evidence
 
@@ -109,7 +109,7 @@ def test_blocked_and_unnamed_hosts_are_dropped_and_kept_ones_carry_their_categor
     evidence = RecordingEvidence()
     gate = cast(DomainGate, NamingGate())
     found = CitationDetector(
-        settings, cast(EvidenceRepository, evidence), gate, lambda: None, settings.paths.prompts_dir
+        settings.web, cast(EvidenceRepository, evidence), gate, lambda: None, settings.paths.prompts_dir
     )
     links = [
         Link("https://ads.example.com/doi/10.1000/x", "ad"),

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from lyra.core.settings import Settings
+from lyra.core.settings import LearningSettings
 from lyra.graph.store import GraphStore
 from lyra.ml.claims import ClaimExtractor
 from lyra.ml.evaluation import LabelledPair, load_pairs, score
@@ -113,7 +113,7 @@ class EffectMeasurer:
     def __init__(
         self,
         store: GraphStore,
-        settings: Settings,
+        settings: LearningSettings,
         rules: Callable[[str], LearnedRules],
         embedder: Callable[[], Embedder],
         judge_factory: Callable[[RuleSource, RuleSource], NLIJudge] | None = None,
@@ -136,8 +136,8 @@ class EffectMeasurer:
 
     def regression_pairs(self, exclude: Sequence[LabelledPair] = ()) -> list[LabelledPair]:
         """The first ``learning_regression_per_label`` pairs per label of the regression set (none of ``exclude``)."""
-        per_label = self.settings.learning.learning_regression_per_label
-        path = self.settings.learning.learning_regression_set
+        per_label = self.settings.learning_regression_per_label
+        path = self.settings.learning_regression_set
         if not per_label or not path.is_file():
             return []
         skip = {(p.premise, p.hypothesis) for p in exclude}
@@ -192,8 +192,8 @@ class EffectMeasurer:
             self._measure_rules = dict(in_force)
         out["judge"] = before_id.split("+rules:")[0]
         out["rules_version_before"] = current.version
-        per_label = self.settings.learning.learning_regression_per_label
-        out["regression_set"] = f"{self.settings.learning.learning_regression_set.name}: first {per_label} per label"
+        per_label = self.settings.learning_regression_per_label
+        out["regression_set"] = f"{self.settings.learning_regression_set.name}: first {per_label} per label"
         out["seconds"] = round(time.perf_counter() - started, 1)
         return out
 
@@ -303,7 +303,7 @@ class EffectMeasurer:
         ranked_tasks = {t: self._rank_task(t, (current, proposed)) for t in tasks}
         orders = {side: {t: ranked_tasks[t][i] for t in tasks} for i, side in enumerate(("before", "after"))}
         fragments = self._edge_fragments([r["edge_id"] for _, group in reviewed for r in group if r.get("edge_id")])
-        top_k = self.settings.learning.nli_top_k
+        top_k = self.settings.nli_top_k
         out: dict[str, Any] = {"measured": True, "component": EVIDENCE_RANKING, "top_k": top_k}
         for name, group in reviewed:
             cases = []

@@ -26,7 +26,7 @@ import numpy as np
 
 from lyra.core.errors import ConflictError, InvalidInputError, NotFoundError
 from lyra.core.ids import new_id
-from lyra.core.settings import Settings
+from lyra.core.settings import LearningSettings
 from lyra.graph.store import GraphStore, to_plain
 from lyra.ml.calibration import MIN_FIT_SAMPLES
 from lyra.ml.evaluation import LabelledPair
@@ -150,7 +150,7 @@ class Proposer:
     def __init__(
         self,
         store: GraphStore,
-        settings: Settings,
+        settings: LearningSettings,
         calibration: CalibrationService,
         records: FeedbackRecords,
         classifier: Classifier,
@@ -175,7 +175,7 @@ class Proposer:
         self._last_refit_samples: int | None = None  # a refit that did not help is not tried again on the same data
 
     def maybe_auto_propose(self) -> None:
-        every = self.settings.learning.learning_auto_propose_after
+        every = self.settings.learning_auto_propose_after
         if not every:
             return
         waiting = int(self.store.run("learning/records_since_last_batch")[0]["records"])
@@ -224,7 +224,7 @@ class Proposer:
         out = GenerateProposalsResponse(created=[])
         active = self.rules.active_facts()
         kinds = [(STANCE_LLM, "GUIDELINE"), (STANCE_TRAINED, "NEGATIVE_EXAMPLE")]
-        if self.settings.learning.learning_propose_examples:
+        if self.settings.learning_propose_examples:
             kinds.insert(1, (STANCE_LLM, "NEGATIVE_EXAMPLE"))
         rejected = self._rejected_extractions(used)
         domains = self._domain_reviews(records, used_by.get(EVIDENCE_RANKING, set()))
@@ -305,7 +305,7 @@ class Proposer:
             out.consolidated.setdefault(pending[0]["id"], []).extend(ids)
         elif any(r.component == component and r.rule_type == rule_type and r.key == key for r in active):
             out.skipped.append(f"{component} {pattern}: an active rule covers it (its effect is tracked)")
-        elif len(group) < (needed := self.settings.learning.learning_min_evidence):
+        elif len(group) < (needed := self.settings.learning_min_evidence):
             out.skipped.append(f"{component} {pattern}: {len(group)} new correction(s), {needed} needed")
         else:
             out.created.append(make())

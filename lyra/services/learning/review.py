@@ -11,7 +11,7 @@ import json
 
 from lyra.core.errors import ConflictError
 from lyra.core.ids import new_id
-from lyra.core.settings import Settings
+from lyra.core.settings import LearningSettings
 from lyra.graph.store import GraphStore, Transaction, to_plain
 from lyra.ml.learned_rules import (
     CITATION_DETECTION,
@@ -39,7 +39,7 @@ class ProposalReview:
     def __init__(
         self,
         store: GraphStore,
-        settings: Settings,
+        settings: LearningSettings,
         calibration: CalibrationService,
         rulebook: RuleBook,
         rules: Rules,
@@ -71,14 +71,14 @@ class ProposalReview:
                 measured=bool(proposal.predicted_effect.get("measured"))
                 or proposal.component not in (STANCE_LLM, STANCE_TRAINED),
                 active_rules=active,
-                max_rules=self.settings.learning.learning_max_rules_per_component,
+                max_rules=self.settings.learning_max_rules_per_component,
                 regression_delta=regression_delta(proposal.predicted_effect),
-                regression_tolerance=self.settings.learning.learning_regression_tolerance,
+                regression_tolerance=self.settings.learning_regression_tolerance,
             ),
             reviewer,
             request.override_reason,
         )
-        required = self.settings.learning.learning_approvals_required
+        required = self.settings.learning_approvals_required
 
         def write(tx: Transaction) -> bool:
             rows = tx.run(

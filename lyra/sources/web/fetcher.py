@@ -15,7 +15,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 import httpx
 
 from lyra.core.errors import InvalidInputError
-from lyra.core.settings import Settings
+from lyra.core.settings import Settings, WebSettings
 from lyra.sources.domain_patterns import normalise_domain, pattern_matches
 from lyra.sources.domain_policy import ReloadingDomainPolicy
 from lyra.sources.local_files import SourceDocument
@@ -194,10 +194,11 @@ def _no_cookies() -> CookieJar:
     return CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
 
 
-def user_agent(settings: Settings) -> str:
-    contact_value = settings.web.web_contact or settings.scholarly.contact_email
+def user_agent(settings: WebSettings, contact_email: str | None = None) -> str:
+    """The User-Agent: LYRA_WEB_USER_AGENT naming LYRA_WEB_CONTACT (else LYRA_CONTACT_EMAIL) for site owners."""
+    contact_value = settings.web_contact or contact_email
     contact = f"; +{contact_value}" if contact_value else ""
-    base = settings.web.web_user_agent.strip()
+    base = settings.web_user_agent.strip()
     if contact and base.endswith(")"):
         return base[:-1] + contact + ")"
     return base + (f" (+{contact_value})" if contact_value else "")
@@ -211,34 +212,32 @@ class WebFetcher:
     ``gate``: the domain decision (``DomainGate`` fits); None: ``config/domains.yaml`` alone (:class:`PolicyDecider`).
     ``resolver``: host name -> addresses (tests map their own names to 127.0.0.1). ``renderer``: a browser backend
     for pages that need one; None: chromium (:class:`~lyra.sources.web.browser.ChromiumRenderer`) when
-    ``LYRA_WEB_BROWSER`` is ``auto`` or ``always``, else HTML is used as fetched.
+    ``LYRA_WEB_BROWSER`` is ``auto`` or ``always``, else HTML is used as fetched. ``contact_email``: named in the
+    User-Agent when ``web_contact`` is not set. :meth:`from_settings` builds one from the whole :class:`Settings`.
     """
 
     def __init__(
         self,
-        settings: Settings,
-        gate: DomainDecider | None = None,
+        settings: WebSettings,
+        gate: DomainDecider,
         *,
+        contact_email: str | None = None,
         counter: PageCounter | None = None,
         limiter: RequestSpacer | None = None,
         resolver: Resolver = system_resolver,
         renderer: PageRenderer | None = None,
     ) -> None:
         self.settings = settings
-        self.gate: DomainDecider = gate or PolicyDecider(
-            ReloadingDomainPolicy(
-                settings.paths.domains_file, check_interval=settings.trust.domain_policy_check_seconds
-            )
-        )
+        self.gate: DomainDecider = gate
         # pages blocked for a dangerous pattern are refused at every hop (a redirect into one too)
         self.page_blocks = gate.page_block_reason if isinstance(gate, PageBlocks) else None
         self.counter: PageCounter = counter or MemoryPageCounter()
         self.limiter: RequestSpacer = limiter or RateLimiter()
-        self.address_policy = AddressPolicy.from_allow_list(settings.web.fetch_allow_hosts)
-        self.user_agent = user_agent(settings)
+        self.address_policy = AddressPolicy.from_allow_list(settings.fetch_allow_hosts)
+        self.user_agent = user_agent(settings, contact_email)
         self.robots_agent = self.user_agent.split("/", 1)[0].split()[0] or "Lyra"
-        if renderer is None and settings.web.web_browser != "off":
-            renderer = ChromiumRenderer(settings.web.chromium_path)
+        if renderer is None and settings.web_browser != "off":
+            renderer = ChromiumRenderer(settings.chromium_path)
         self.renderer = renderer
         self.resolver = resolver
         self._client = httpx.Client(
@@ -248,12 +247,40 @@ class WebFetcher:
             cookies=_no_cookies(),
             headers={"User-Agent": self.user_agent, "Accept": ACCEPT},
         )
-        self.robots = RobotsCache(self._load_robots, self.robots_agent, ttl=settings.web.web_robots_cache_seconds)
+        self.robots = RobotsCache(self._load_robots, self.robots_agent, ttl=settings.web_robots_cache_seconds)
         self._trusted_client: httpx.Client | None = None  # built on the first request to a trusted origin
         self._trusted_lock = threading.Lock()
         self._closed = threading.Event()
 
     # ------------------------------------------------------------------ lifecycle
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        gate: DomainDecider | None = None,
+        *,
+        counter: PageCounter | None = None,
+        limiter: RequestSpacer | None = None,
+        resolver: Resolver = system_resolver,
+        renderer: PageRenderer | None = None,
+    ) -> WebFetcher:
+        """A fetcher from the whole settings: the web part, the contact e-mail and, without a ``gate``, the domain
+        policy file alone (:class:`PolicyDecider`, re-read every ``LYRA_DOMAIN_POLICY_CHECK_SECONDS``)."""
+        decider = gate or PolicyDecider(
+            ReloadingDomainPolicy(
+                settings.paths.domains_file, check_interval=settings.trust.domain_policy_check_seconds
+            )
+        )
+        return cls(
+            settings.web,
+            decider,
+            contact_email=settings.scholarly.contact_email,
+            counter=counter,
+            limiter=limiter,
+            resolver=resolver,
+            renderer=renderer,
+        )
+
     def close(self) -> None:
         if not self._closed.is_set():
             self._closed.set()
@@ -287,13 +314,13 @@ class WebFetcher:
         ``trusted_origin`` (``scheme://host:port``, :func:`origin_of`): an endpoint the operator configured, such as
         a SearXNG instance on the intranet. A request (or redirect hop) to exactly that origin accepts any address
         (the SSRF guard's address check is skipped for it, and only for it); every other hop is checked as usual."""
-        trace = _Trace(deadline=time.monotonic() + self.settings.web.web_timeout_seconds)
+        trace = _Trace(deadline=time.monotonic() + self.settings.web_timeout_seconds)
         return self._get(
             url,
             trace,
             robots=robots,
             count_page=count_page,
-            max_bytes=max_bytes or self.settings.web.web_max_bytes,
+            max_bytes=max_bytes or self.settings.web_max_bytes,
             any_type=True,
             trusted_origin=trusted_origin,
         )
@@ -306,7 +333,7 @@ class WebFetcher:
         chosen = renderer or self.renderer
         if chosen is None:
             raise ValueError("no browser renderer: give one or set LYRA_WEB_BROWSER to auto or always")
-        trace = _Trace(deadline=time.monotonic() + self.settings.web.web_timeout_seconds)
+        trace = _Trace(deadline=time.monotonic() + self.settings.web_timeout_seconds)
         return chosen.render(response, lambda sub: self._subresource(sub, trace), max(1.0, trace.remaining()))
 
     def fetch(self, url: str, *, cookies: Mapping[str, str] | None = None) -> FetchOutcome:
@@ -316,10 +343,10 @@ class WebFetcher:
         to that domain and its subdomains, on every hop there, never logged. A CAPTCHA, login or consent wall is
         ``needs_intervention`` (:mod:`lyra.sources.web.challenge`) and is never extracted."""
         start = time.monotonic()
-        trace = _Trace(deadline=start + self.settings.web.web_timeout_seconds, cookies=dict(cookies or {}))
+        trace = _Trace(deadline=start + self.settings.web_timeout_seconds, cookies=dict(cookies or {}))
         try:
             response = self._get(
-                url, trace, robots=True, count_page=True, max_bytes=self.settings.web.web_max_bytes, read_walls=True
+                url, trace, robots=True, count_page=True, max_bytes=self.settings.web_max_bytes, read_walls=True
             )
         except _Refused as refused:
             wall = self._wall(refused.response) if refused.response is not None else None
@@ -344,7 +371,7 @@ class WebFetcher:
             )
         try:
             if kind == "pdf":
-                pages = self.settings.web.web_pdf_max_pages
+                pages = self.settings.web_pdf_max_pages
                 extracted = extract_pdf(response.body, response.url, origin=url, max_pages=pages)
             else:
                 extracted, rendered = self._html(response, trace)
@@ -467,8 +494,8 @@ class WebFetcher:
 
     def _html(self, response: RawResponse, trace: _Trace) -> tuple[Extracted, bool]:
         html = decode_html(response.body, response.charset)
-        extracted = extract_html(html, response.url, origin=response.url, max_links=self.settings.web.web_max_links)
-        mode = self.settings.web.web_browser
+        extracted = extract_html(html, response.url, origin=response.url, max_links=self.settings.web_max_links)
+        mode = self.settings.web_browser
         if self.renderer is None or mode == "off":
             return extracted, False
         if mode == "auto" and not _needs_browser(html, extracted):
@@ -483,7 +510,7 @@ class WebFetcher:
             return extracted, False
         finally:
             trace.render_seconds += time.monotonic() - render_start
-        again = extract_html(rendered, response.url, origin=response.url, max_links=self.settings.web.web_max_links)
+        again = extract_html(rendered, response.url, origin=response.url, max_links=self.settings.web_max_links)
         if again.document is None:
             return extracted, False
         document = replace(again.document, extraction_method="trafilatura+browser", raw=rendered)
@@ -491,22 +518,22 @@ class WebFetcher:
 
     def _subresource(self, url: str, trace: _Trace) -> RawResponse:
         """A request the browser makes while rendering: same rules as a page (not counted in the daily budget)."""
-        sub = _Trace(deadline=time.monotonic() + self.settings.web.web_timeout_seconds, cookies=trace.cookies)
+        sub = _Trace(deadline=time.monotonic() + self.settings.web_timeout_seconds, cookies=trace.cookies)
         try:
             return self._get(
-                url, sub, robots=True, count_page=False, max_bytes=self.settings.web.web_max_bytes, any_type=True
+                url, sub, robots=True, count_page=False, max_bytes=self.settings.web_max_bytes, any_type=True
             )
         finally:
             trace.wait_seconds += sub.wait_seconds
             trace.bytes_read += sub.bytes_read
 
     def _robots_applies(self, domain: str) -> bool:
-        if not self.settings.web.web_robots_txt:
+        if not self.settings.web_robots_txt:
             return False
-        return not any(pattern_matches(p, domain) for p in self.settings.web.web_robots_ignore_domains)
+        return not any(pattern_matches(p, domain) for p in self.settings.web_robots_ignore_domains)
 
     def _load_robots(self, origin: str) -> RobotsFile:
-        trace = _Trace(deadline=time.monotonic() + min(self.settings.web.web_timeout_seconds, 15.0))
+        trace = _Trace(deadline=time.monotonic() + min(self.settings.web_timeout_seconds, 15.0))
         try:
             got = self._get(
                 origin + "/robots.txt",
@@ -583,7 +610,7 @@ class WebFetcher:
         ``read_walls``: the HTML of a 401/403/429/503 answer is read too (bounded) and carried by the refusal, so
         the caller can tell a CAPTCHA or login wall from a plain error."""
         current = url
-        for _ in range(self.settings.web.web_max_redirects + 1):
+        for _ in range(self.settings.web_max_redirects + 1):
             trusted = bool(trusted_origin) and origin_of(current) == trusted_origin
             self._admit(current, trace, robots=robots, count_page=count_page, trusted=trusted)
             response = self._request(
@@ -606,7 +633,7 @@ class WebFetcher:
                 raise _Refused("http_error", f"HTTP {response.status} from {current}", response.status, response)
             return response
         raise _Refused(
-            "too_many_redirects", f"more than {self.settings.web.web_max_redirects} redirects (LYRA_WEB_MAX_REDIRECTS)"
+            "too_many_redirects", f"more than {self.settings.web_max_redirects} redirects (LYRA_WEB_MAX_REDIRECTS)"
         )
 
     def _client_for(self, trusted: bool) -> httpx.Client:
@@ -636,8 +663,8 @@ class WebFetcher:
     ) -> RawResponse:
         remaining = trace.remaining()
         if remaining <= 0:
-            raise _Refused("timeout", f"no time left for {url} ({self.settings.web.web_timeout_seconds}s in all)")
-        timeout = httpx.Timeout(remaining, connect=min(self.settings.web.web_connect_timeout_seconds, remaining))
+            raise _Refused("timeout", f"no time left for {url} ({self.settings.web_timeout_seconds}s in all)")
+        timeout = httpx.Timeout(remaining, connect=min(self.settings.web_connect_timeout_seconds, remaining))
         cookie = cookie_for(trace.cookies, url)
         try:
             with self._client_for(trusted).stream(
@@ -680,16 +707,14 @@ class WebFetcher:
                             stream.status_code,
                         )
                     if time.monotonic() > trace.deadline:
-                        raise _Refused(
-                            "timeout", f"the download took longer than {self.settings.web.web_timeout_seconds}s"
-                        )
+                        raise _Refused("timeout", f"the download took longer than {self.settings.web_timeout_seconds}s")
                 body = b"".join(chunks)[:max_bytes] if truncate else b"".join(chunks)
                 return replace(head, body=body)
         except AddressRefused as exc:
             raise _Refused("ssrf_refused", exc.reason) from None
         except httpx.TimeoutException as exc:
             raise _Refused(
-                "timeout", f"timed out ({type(exc).__name__}) after {self.settings.web.web_timeout_seconds}s at most"
+                "timeout", f"timed out ({type(exc).__name__}) after {self.settings.web_timeout_seconds}s at most"
             ) from None
         except (httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
             raise _Refused("invalid_url", str(exc)) from None
