@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from lyra.core.settings import Settings
+from lyra.core.settings import PipelineSettings, Settings
 from lyra.graph.catalog import CypherCatalog
 from lyra.graph.connection import ConnectionInfo, connect
 from lyra.graph.evidence import EvidenceRepository
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
     from lyra.ml.factory import Models
+    from lyra.ml.ranking import CandidateRanker, CrossEncoderReranker
     from lyra.ml.vector_index import FragmentIndex
     from lyra.services.academic import AcademicResearch
     from lyra.services.ingest import IngestService
@@ -195,7 +196,7 @@ class Services:
     @cached_property
     def ingest(self) -> IngestService:
         from lyra.ml.cache import CachedJudge, NLICache
-        from lyra.ml.ranking import CandidateRanker, CrossEncoderReranker
+        from lyra.ml.ranking import CrossEncoderReranker
         from lyra.services.ingest import IngestService
 
         s = self.settings
@@ -211,9 +212,7 @@ class Services:
             judge=CachedJudge(self.models.nli, cache),
             index=self.fragment_index,
             domains=self.domains.policy,
-            ranker=CandidateRanker(
-                s.pipeline.rank_bm25_top_n, s.pipeline.rank_weight_bm25, s.pipeline.rank_weight_embedding, reranker
-            ),
+            ranker=candidate_ranker(s.pipeline, reranker),
             llm=self.models.llm,
             gate=self.domains,
             calibrator=self.calibration.active_calibrator,
@@ -295,15 +294,16 @@ class Services:
         s = settings or self.settings
         models = self.models
         return AcademicResearch(
-            s,
+            s.academic,
             self.evidence,
-            build_sources(s, max_requests=max_requests),
+            build_sources(s.scholarly, s.scholarly_cache_file, max_requests=max_requests),
             CitationFilter(
-                s,
+                s.academic,
                 models.embedder,
                 lambda: models.llm,
                 s.paths.prompts_dir,
                 rules=self.learning.rulebook.source(CITATION_USEFULNESS),
+                ranker=candidate_ranker(s.pipeline),
             ),
             models.embedder,
         )
@@ -312,6 +312,15 @@ class Services:
         for closer in self._closers:
             closer.close()  # type: ignore[attr-defined]
         self.store.close()
+
+
+def candidate_ranker(settings: PipelineSettings, reranker: CrossEncoderReranker | None = None) -> CandidateRanker:
+    """BM25 + embedding fusion with the configured weights (LYRA_RANK_*), and the reranker after it when given."""
+    from lyra.ml.ranking import CandidateRanker
+
+    return CandidateRanker(
+        settings.rank_bm25_top_n, settings.rank_weight_bm25, settings.rank_weight_embedding, reranker
+    )
 
 
 def build_services(settings: Settings, *, apply_schema: bool = True) -> Services:

@@ -145,7 +145,11 @@ def _citation_run(
     with services.academic(None, settings=api_settings) as academic:
         if not llm:
             academic.filter = CitationFilter(
-                api_settings, services.models.embedder, lambda: None, api_settings.paths.prompts_dir
+                api_settings.academic,
+                services.models.embedder,
+                lambda: None,
+                api_settings.paths.prompts_dir,
+                ranker=services.ingest.ranker,
             )
         run = AcademicRun()
         start = time.perf_counter()

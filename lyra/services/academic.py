@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from lyra.core.errors import NotFoundError, SourceUnavailable
-from lyra.core.settings import Settings
+from lyra.core.settings import AcademicSettings
 from lyra.graph.evidence import EvidenceRepository
 from lyra.ml.learned_rules import RuleSource
 from lyra.ml.protocols import LLM, Embedder
@@ -152,14 +152,17 @@ class CitationFilter:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: AcademicSettings,
         embedder: Embedder,
         llm: Callable[[], LLM | None],
         prompts_dir: Path,
         rules: RuleSource | None = None,
+        ranker: CandidateRanker | None = None,
     ):
-        """``rules``: the approved learned rules of ``citation_usefulness``, read at every rating by an LLM rater."""
+        """``rules``: the approved learned rules of ``citation_usefulness``, read at every rating by an LLM rater;
+        ``ranker``: the candidate ranker the ``ranker`` rater scores with (default: the default weights)."""
         self.settings = settings
+        self.ranker = ranker or CandidateRanker()
         self.embedder = embedder
         self._llm = llm
         self.prompts_dir = prompts_dir
@@ -176,7 +179,7 @@ class CitationFilter:
             index.add(paper)
         kept: list[Paper] = []
         for p in index:
-            if not (p.abstract and p.abstract.strip()) or (p.citation_count or 0) < s.academic.citation_min_count:
+            if not (p.abstract and p.abstract.strip()) or (p.citation_count or 0) < s.citation_min_count:
                 continue
             if p.key() == seed.key():
                 continue
@@ -214,31 +217,28 @@ class CitationFilter:
                 paper=p,
                 similarity=float(sim),
                 impact=imp,
-                stage1=s.academic.citation_stage1_weight_embedding * float(sim)
-                + s.academic.citation_stage1_weight_impact * imp,
+                stage1=s.citation_stage1_weight_embedding * float(sim) + s.citation_stage1_weight_impact * imp,
             )
             for p, sim, imp in zip(kept, similarity, impact, strict=True)
         ]
         scored.sort(key=lambda x: (-x.stage1, x.paper.key()))
-        stage1 = scored[: s.academic.citation_stage1_top_k]
+        stage1 = scored[: s.citation_stage1_top_k]
         counts.after_stage1 = len(stage1)
         counts.stage1_seconds = time.perf_counter() - start
         start = time.perf_counter()
 
         rater = build_rater(
-            s.academic.citation_stage2_rater,
+            s.citation_stage2_rater,
             embedder,
             self._llm,
             self.prompts_dir,
-            ranker=CandidateRanker(
-                s.pipeline.rank_bm25_top_n, s.pipeline.rank_weight_bm25, s.pipeline.rank_weight_embedding
-            ),
-            abstract_chars=s.academic.citation_abstract_chars,
+            ranker=self.ranker,
+            abstract_chars=s.citation_abstract_chars,
             rules=self.rules,
         )
         if rater is None and warnings is not None:
             warnings.append(
-                f"citation expansion: no LLM configured for the {s.academic.citation_stage2_rater} rater; "
+                f"citation expansion: no LLM configured for the {s.citation_stage2_rater} rater; "
                 "Stage 2 ranked by Stage-1 scores alone"
             )
         if rater is not None:
@@ -250,12 +250,12 @@ class CitationFilter:
         for item in stage1:
             usefulness = item.usefulness if item.usefulness is not None else UNPARSABLE_USEFULNESS
             item.stage2 = (
-                s.academic.citation_stage2_weight_rater * usefulness
-                + s.academic.citation_stage2_weight_embedding * item.similarity
-                + s.academic.citation_stage2_weight_impact * item.impact
+                s.citation_stage2_weight_rater * usefulness
+                + s.citation_stage2_weight_embedding * item.similarity
+                + s.citation_stage2_weight_impact * item.impact
             )
         stage1.sort(key=lambda x: (-(x.stage2 or 0.0), x.paper.key()))
-        final = stage1[: s.academic.citation_stage2_top_k]
+        final = stage1[: s.citation_stage2_top_k]
         counts.final = len(final)
         counts.stage2_seconds = time.perf_counter() - start
         self._log(seed, counts)
@@ -348,7 +348,7 @@ class AcademicResearch:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: AcademicSettings,
         evidence: EvidenceRepository,
         sources: ScholarlySources,
         citation_filter: CitationFilter,
@@ -375,7 +375,7 @@ class AcademicResearch:
         return [found.value]
 
     def seeds_for_query(self, query: str, topics: Sequence[str], run: AcademicRun) -> list[Paper]:
-        found = self.sources.search(query, self.settings.academic.academic_search_limit)
+        found = self.sources.search(query, self.settings.academic_search_limit)
         run.warnings.extend(found.warnings)
         papers = [p for p in found.value if p.title]
         if not papers:
@@ -386,7 +386,7 @@ class AcademicResearch:
         cand, ref = vectors[: len(papers)], vectors[len(papers) :]
         score = (cand @ ref.T).max(axis=1) + np.asarray([0.0 if p.abstract else -1.0 for p in papers])
         order = sorted(range(len(papers)), key=lambda i: (-float(score[i]), papers[i].key()))
-        return [papers[i] for i in order[: self.settings.academic.academic_query_top_k]]
+        return [papers[i] for i in order[: self.settings.academic_query_top_k]]
 
     def resolve_identifiers(
         self, pids: Sequence[PaperId], run: AcademicRun, check: Callable[[], None]
@@ -418,14 +418,12 @@ class AcademicResearch:
         selected: list[ScoredPaper] = []
         citations: list[Citation] = []
         seen: list[Paper] = []
-        if s.academic.citation_depth < 1:
+        if s.citation_depth < 1:
             return selected, citations, seen
-        for seed in seeds[: s.academic.citation_top_n_papers]:
+        for seed in seeds[: s.citation_top_n_papers]:
             check()
             try:
-                found = self.sources.neighbours(
-                    seed, s.academic.citation_direction, s.academic.citation_candidates_per_paper
-                )
+                found = self.sources.neighbours(seed, s.citation_direction, s.citation_candidates_per_paper)
             except SourceUnavailable as exc:
                 run.warnings.append(f"citations of {seed.key()} not gathered: {exc.message}")
                 continue

@@ -59,7 +59,7 @@ def test_citation_filter_rates_the_demo_trials_above_the_bicycle_paper_without_l
     def no_llm() -> None:
         raise AssertionError("the default Stage 2 asks no LLM")
 
-    citation_filter = CitationFilter(settings, Models(settings).embedder, no_llm, settings.paths.prompts_dir)
+    citation_filter = CitationFilter(settings.academic, Models(settings).embedder, no_llm, settings.paths.prompts_dir)
     final, counts = citation_filter.select(seed, list(papers.values()), [SCHOLARLY_DEMO_HYPOTHESIS])
     # the letter without abstract is out at Stage 0; the 10 others pass Stage 1 (top 30) and are all rated
     assert (counts.candidates, counts.after_stage0, counts.after_stage1, counts.final) == (11, 10, 10, 10)

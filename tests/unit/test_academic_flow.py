@@ -129,7 +129,7 @@ def test_is_academic_query(query: str, academic: bool) -> None:
 
 def _filter(llm: ScriptedLLM | None, **overrides: Any) -> CitationFilter:
     settings = load_settings(**overrides)
-    return CitationFilter(settings, BagOfWordsEmbedder(), lambda: llm, settings.paths.prompts_dir)
+    return CitationFilter(settings.academic, BagOfWordsEmbedder(), lambda: llm, settings.paths.prompts_dir)
 
 
 def test_filter_stages_count_and_select() -> None:

@@ -13,12 +13,13 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Generic, Literal, TypeVar
 
 import httpx
 
 from lyra.core.errors import BudgetExhausted, SourceUnavailable
-from lyra.core.settings import Settings
+from lyra.core.settings import ScholarlySettings
 from lyra.sources.scholarly.http import (
     ApiHttp,
     RequestBudget,
@@ -209,7 +210,8 @@ def _openalex_lookup_id(pid: PaperId, found: Paper | None) -> PaperId | None:
 
 
 def build_sources(
-    settings: Settings,
+    settings: ScholarlySettings,
+    cache_file: Path,
     *,
     max_requests: int | None = None,
     s2: bool = True,
@@ -217,67 +219,58 @@ def build_sources(
     page_size: int = 100,
 ) -> ScholarlySources:
     """Both clients over one ``httpx.Client``, one response cache and one request budget (``max_requests`` sent
-    requests across both APIs; cache hits are free). Rate limiters are shared process-wide per API. Close the
-    result (or use it as a context manager) to release the client and the cache."""
+    requests across both APIs; cache hits are free). Rate limiters are shared process-wide per API. ``cache_file``:
+    the response cache (``Settings.scholarly_cache_file``). Close the result (or use it as a context manager) to
+    release the client and the cache."""
     client = httpx.Client(
-        timeout=httpx.Timeout(settings.scholarly.scholarly_timeout_seconds),
+        timeout=httpx.Timeout(settings.scholarly_timeout_seconds),
         follow_redirects=True,
-        headers={"User-Agent": user_agent(settings.scholarly.contact_email)},
+        headers={"User-Agent": user_agent(settings.contact_email)},
     )
     cache = (
-        ResponseCache(settings.scholarly_cache_file, settings.scholarly.scholarly_cache_ttl_seconds)
-        if settings.scholarly.scholarly_cache_ttl_seconds > 0
+        ResponseCache(cache_file, settings.scholarly_cache_ttl_seconds)
+        if settings.scholarly_cache_ttl_seconds > 0
         else None
     )
     budget = RequestBudget(max_requests)
     retry = RetryPolicy(
-        attempts=settings.scholarly.scholarly_max_attempts,
-        initial_wait=settings.scholarly.scholarly_retry_initial_wait,
-        max_wait=settings.scholarly.scholarly_retry_max_wait,
-        timeout=settings.scholarly.scholarly_retry_timeout,
+        attempts=settings.scholarly_max_attempts,
+        initial_wait=settings.scholarly_retry_initial_wait,
+        max_wait=settings.scholarly_retry_max_wait,
+        timeout=settings.scholarly_retry_timeout,
     )
     s2_client: SemanticScholar | None = None
     if s2:
-        headers = (
-            {"x-api-key": settings.scholarly.s2_api_key.get_secret_value()} if settings.scholarly.s2_api_key else {}
-        )
+        headers = {"x-api-key": settings.s2_api_key.get_secret_value()} if settings.s2_api_key else {}
         s2_client = SemanticScholar(
             ApiHttp(
                 "semantic_scholar",
-                settings.scholarly.s2_url,
+                settings.s2_url,
                 client,
-                limiter=shared_limiter(
-                    "semantic_scholar", settings.scholarly.s2_url, settings.scholarly.s2_requests_per_second
-                ),
+                limiter=shared_limiter("semantic_scholar", settings.s2_url, settings.s2_requests_per_second),
                 retry=retry,
                 usage=Usage(),
                 budget=budget,
                 cache=cache,
                 headers=headers,
                 key_hint="check the key in LYRA_S2_API_KEY (a free key starts at 1 request/s)"
-                if settings.scholarly.s2_api_key
+                if settings.s2_api_key
                 else "without LYRA_S2_API_KEY Semantic Scholar shares a small keyless pool; a free key helps",
             ),
             page_size=page_size,
         )
     oa_client: OpenAlex | None = None
     if openalex:
-        params = {"mailto": settings.scholarly.contact_email} if settings.scholarly.contact_email else {}
-        secret = (
-            {"api_key": settings.scholarly.openalex_api_key.get_secret_value()}
-            if settings.scholarly.openalex_api_key
-            else {}
-        )
+        params = {"mailto": settings.contact_email} if settings.contact_email else {}
+        secret = {"api_key": settings.openalex_api_key.get_secret_value()} if settings.openalex_api_key else {}
         if not secret:
             warn_keyless_once()
         oa_client = OpenAlex(
             ApiHttp(
                 "openalex",
-                settings.scholarly.openalex_url,
+                settings.openalex_url,
                 client,
-                limiter=shared_limiter(
-                    "openalex", settings.scholarly.openalex_url, settings.scholarly.openalex_requests_per_second
-                ),
+                limiter=shared_limiter("openalex", settings.openalex_url, settings.openalex_requests_per_second),
                 retry=retry,
                 usage=Usage(),
                 budget=budget,
