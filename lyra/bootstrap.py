@@ -204,7 +204,9 @@ class Services:
         self._closers.append(cache)
         reranker = CrossEncoderReranker(s.models.reranker_model) if s.models.reranker_model else None
         return IngestService(
-            settings=s,
+            settings=s.pipeline,
+            prompts_dir=s.paths.prompts_dir,
+            pdf_max_pages=s.web.web_pdf_max_pages,
             store=self.store,
             evidence=self.evidence,
             tasks=self.tasks,
@@ -272,7 +274,8 @@ class Services:
         engines, notes = self.search_engines
         ingest = self.ingest
         return WebSearch(
-            self.settings,
+            self.settings.search,
+            self.settings.pipeline,
             self.store,
             engines,
             self.web_fetcher,

@@ -18,7 +18,7 @@ import numpy as np
 from lyra.core.context import current_job
 from lyra.core.errors import ConfigError, InvalidInputError, LyraError
 from lyra.core.ids import new_id, text_hash, validate_task_id
-from lyra.core.settings import Settings
+from lyra.core.settings import PipelineSettings
 from lyra.graph.evidence import EvidenceRepository
 from lyra.graph.store import GraphStore
 from lyra.ml.cache import CachedJudge
@@ -137,7 +137,9 @@ class _Passage:
 class IngestService:
     def __init__(
         self,
-        settings: Settings,
+        settings: PipelineSettings,
+        prompts_dir: Path,
+        pdf_max_pages: int,
         store: GraphStore,
         evidence: EvidenceRepository,
         tasks: TaskService,
@@ -152,7 +154,11 @@ class IngestService:
         claim_rules: RuleSource | None = None,
         ranking_rules: RuleSource | None = None,
     ) -> None:
+        """``prompts_dir``: the claim extractor's prompts; ``pdf_max_pages``: pages of a local PDF read
+        (LYRA_WEB_PDF_MAX_PAGES, as for fetched ones)."""
         self.settings = settings
+        self.prompts_dir = prompts_dir
+        self.pdf_max_pages = pdf_max_pages
         self.store = store
         self.evidence = evidence
         self.tasks = tasks
@@ -217,9 +223,9 @@ class IngestService:
         skipped: list[SkippedItem] = []
         limits = WalkLimits(
             allowed_roots=tuple(allowed_roots) if allowed_roots is not None else None,
-            max_file_bytes=self.settings.pipeline.ingest_max_file_bytes,
-            max_files=self.settings.pipeline.ingest_max_files,
-            max_pdf_pages=self.settings.web.web_pdf_max_pages,
+            max_file_bytes=self.settings.ingest_max_file_bytes,
+            max_files=self.settings.ingest_max_files,
+            max_pdf_pages=self.pdf_max_pages,
         )
         for item in iter_documents(list(paths), limits):
             if isinstance(item, SkippedDocument):
@@ -365,7 +371,7 @@ class IngestService:
         for doc, page_id, row in zip(kept, written.ids, page_rows, strict=True):
             report.identifiers.extend(_mentions(doc, page_id))
             report.page_ids[doc.url] = page_id
-            pieces = chunk_text(doc.text, max_chars=self.settings.pipeline.chunk_max_chars)
+            pieces = chunk_text(doc.text, max_chars=self.settings.chunk_max_chars)
             if not pieces:
                 report.skipped.append(SkippedItem(item=doc.origin, reason="no passage long enough to judge"))
                 continue
@@ -383,7 +389,7 @@ class IngestService:
         fragment_ids: list[str] = []
         to_write: list[_Passage] = []
         links: list[dict[str, str]] = []
-        threshold = self.settings.pipeline.near_duplicate_threshold
+        threshold = self.settings.near_duplicate_threshold
         hashes_seen: dict[str, int] = {}
         batch = FragmentIndex(vectors.shape[1], None, kind="flat")  # this run's new passages, exact search
         for passage in passages:
@@ -454,9 +460,7 @@ class IngestService:
         vectors = np.asarray([r["embedding"] for r in rows], dtype=np.float32)
         topic_vector = timer.run(lambda: self.embedder.embed([task["hypothesis"]]))[0]
         best = np.argsort(-(vectors @ topic_vector))[:passages]
-        extractor = ClaimExtractor(
-            self.llm, self.settings.paths.prompts_dir, rules=self.claim_rules, embed=self.embedder.embed
-        )
+        extractor = ClaimExtractor(self.llm, self.prompts_dir, rules=self.claim_rules, embed=self.embedder.embed)
         found: list[str] = []
         sources: dict[str, list[str]] = {}  # claim text -> the fragments it was extracted from (decision 18)
         for i in best:
@@ -613,8 +617,8 @@ class IngestService:
             claim_vectors,
             [f.text for f in fragments],
             vectors,
-            w_emb=self.settings.pipeline.relevance_weight_embedding,
-            w_terms=self.settings.pipeline.relevance_weight_terms,
+            w_emb=self.settings.relevance_weight_embedding,
+            w_terms=self.settings.relevance_weight_terms,
         )
 
         def source_vectors(ids: Sequence[str]) -> np.ndarray:
@@ -622,10 +626,8 @@ class IngestService:
             found = [r["embedding"] for r in rows if r["embedding"] is not None]
             return np.asarray(found, dtype=np.float32).reshape(len(found), dimension)
 
-        own = own_source_mask(
-            claims, fragments, vectors, source_vectors, self.settings.pipeline.near_duplicate_threshold
-        )
-        return claims, fragments, plan_pairs(claims, fragments, scores, own, self.settings.pipeline.relevance_floor)
+        own = own_source_mask(claims, fragments, vectors, source_vectors, self.settings.near_duplicate_threshold)
+        return claims, fragments, plan_pairs(claims, fragments, scores, own, self.settings.relevance_floor)
 
     def _judge_claims(
         self, task_id: str, report: IngestReport, timer: _Timer, tick: Progress, max_pairs: int | None = None
@@ -641,7 +643,7 @@ class IngestService:
         report.edges_existing = len(plan.existing)
         counts = Counter(plan.existing.values())
         edge_count = int(self.store.run("coverage/task_edge_count", {"task_id": task_id})[0]["edges"])
-        left = max(0, self.settings.pipeline.task_pair_budget - edge_count)
+        left = max(0, self.settings.task_pair_budget - edge_count)
         report.pair_budget_left = left
         todo = plan.pending[: left if max_pairs is None else min(left, max_pairs)]
         report.pairs_pending = len(plan.pending) - len(todo)
@@ -651,7 +653,7 @@ class IngestService:
                 "(LYRA_TASK_PAIR_BUDGET=%d) has %d left; raise it and run judge_remaining",
                 task_id,
                 len(plan.pending) - left,
-                self.settings.pipeline.task_pair_budget,
+                self.settings.task_pair_budget,
                 left,
             )
         judged_now: Counter[str] = Counter()

@@ -41,7 +41,7 @@ import numpy.typing as npt
 
 from lyra.core.errors import InvalidInputError
 from lyra.core.net import normalise_url
-from lyra.core.settings import Settings
+from lyra.core.settings import PipelineSettings, SearchSettings
 from lyra.graph.store import GraphStore
 from lyra.ml.learned_rules import RuleSource, domain_penalties
 from lyra.ml.protocols import Embedder
@@ -191,7 +191,8 @@ class WebSearch:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: SearchSettings,
+        pipeline: PipelineSettings,
         store: GraphStore,
         engines: Sequence[SearchEngine],
         fetcher: Fetcher,
@@ -203,6 +204,7 @@ class WebSearch:
         interventions: PersonQueue | None = None,
     ) -> None:
         self.settings = settings
+        self.pipeline = pipeline  # the relevance floor and weights candidate pages are measured with
         self.store = store
         self.engines = list(engines)
         self.ranking_rules = ranking_rules  # learned CONSTRAINT rules lowering a domain's weight (issue 15)
@@ -235,7 +237,7 @@ class WebSearch:
         for result in results:
             run.add_identifiers(f"{result.url}\n{result.title}\n{result.snippet}")
         candidates = self.candidates(task_id, query, claims, results, run)
-        want = self.settings.search.web_pages_per_query
+        want = self.settings.web_pages_per_query
         if pages_left is not None:
             want = min(want, pages_left)
         documents = self.fetch(candidates, want, progress, run, task_id)
@@ -247,7 +249,7 @@ class WebSearch:
     # ------------------------------------------------------------------ 1. search
     def search(self, query: str, run: WebSearchRun) -> list[SearchResult]:
         """The first engine's results that has any, in engine order; every engine asked is recorded in ``run``."""
-        limit = self.settings.search.web_search_results
+        limit = self.settings.web_search_results
         for position, engine in enumerate(self.engines):
             start = time.monotonic()
             notes: list[str] = []
@@ -377,14 +379,14 @@ class WebSearch:
         claim of the task (the query when it has none); those become ``below_floor`` with their relevance."""
         anchors = list(dict.fromkeys(c for c in claims if c.strip())) or [query]
         against = "the query (the task has no claim yet)" if anchors == [query] else "the task's claims"
-        floor = self.settings.pipeline.relevance_floor
+        floor = self.pipeline.relevance_floor
         scores = relevance(
             anchors,
             np.asarray(self.embedder.embed(anchors), dtype=np.float32),
             [result_text(c) for c in candidates],
             vectors,
-            w_emb=self.settings.pipeline.relevance_weight_embedding,
-            w_terms=self.settings.pipeline.relevance_weight_terms,
+            w_emb=self.pipeline.relevance_weight_embedding,
+            w_terms=self.pipeline.relevance_weight_terms,
         )
         best = scores.max(axis=0)
         run.relevance_floor = floor
@@ -462,7 +464,7 @@ class WebSearch:
                 candidate.fate = "not_fetched"
                 candidate.reason = (
                     f"{want} page(s) read for this query already (LYRA_WEB_PAGES_PER_QUERY="
-                    f"{self.settings.search.web_pages_per_query}, or the task's page budget)"
+                    f"{self.settings.web_pages_per_query}, or the task's page budget)"
                 )
                 continue
             if queue is not None and task_id is not None:

@@ -234,6 +234,6 @@ def web_search(
     and domain gate (and, given, the human-in-the-loop queue)."""
     ingest = graph.ingest
     return WebSearch(
-        settings, graph.store, engines, fetcher, ingest.embedder, ingest.ranker, graph.domains, notes,
-        interventions=interventions,
+        settings.search, settings.pipeline, graph.store, engines, fetcher, ingest.embedder, ingest.ranker,
+        graph.domains, notes, interventions=interventions,
     )  # fmt: skip
