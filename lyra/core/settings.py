@@ -593,7 +593,7 @@ class FlatEnvironment(PydanticBaseSettingsSource):
         for concern in CONCERNS:
             prefix = f"{ENV_PREFIX}{concern.upper()}{NESTED_DELIMITER}"
             for key, value in env.items():
-                if key.startswith(prefix) and key[len(prefix) :].lower() not in FIELD_CONCERN:
+                if key.startswith(prefix) and key[len(prefix) :].lower() not in CONCERNS[concern].model_fields:
                     out.setdefault(concern, {})[key[len(prefix) :].lower()] = value
         for field in ROOT_FIELDS:
             name = f"{ENV_PREFIX}{field.upper()}"

@@ -107,6 +107,10 @@ def test_an_unknown_name_is_refused_by_name(monkeypatch: pytest.MonkeyPatch) -> 
     with pytest.raises(ValidationError, match=r"web\.timeout") as refused:
         load_settings()
     assert env_variable(refused.value.errors()[0]["loc"]) == "LYRA_WEB__TIMEOUT"
+    monkeypatch.delenv("LYRA_WEB__TIMEOUT")
+    monkeypatch.setenv("LYRA_WEB__NEO4J_URI", "bolt://x:7687")  # a setting, but of another concern
+    with pytest.raises(ValidationError, match=r"web\.neo4j_uri"):
+        load_settings()
 
 
 def test_other_lyra_variables_are_not_settings(monkeypatch: pytest.MonkeyPatch) -> None:
