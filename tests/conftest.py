@@ -95,7 +95,7 @@ def services(settings: Settings) -> Iterator[Services]:
     if summary["nodes"] and not summary["test_markers"] and os.environ.get("LYRA_TEST_ALLOW_WIPE") != "1":
         svc.close()
         pytest.exit(
-            f"refusing to run: the database at {settings.neo4j_uri} holds {summary['nodes']} nodes and is not "
+            f"refusing to run: the database at {settings.neo4j.neo4j_uri} holds {summary['nodes']} nodes and is not "
             "a Lyra test database. Point NEO4J_URI at an empty database (`make test` uses the managed "
             "test instance) or set LYRA_TEST_ALLOW_WIPE=1 to wipe it.",
             returncode=3,

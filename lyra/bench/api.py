@@ -181,7 +181,7 @@ def run_api_bench(
         small_all = time_calls(lambda: ops.get_materials(everything), runs)
 
         port = _free_port()
-        log = services.settings.state_dir / "bench_api_serve.log"
+        log = services.settings.paths.state_dir / "bench_api_serve.log"
         log.parent.mkdir(parents=True, exist_ok=True)
         process = _serve(port, log)
         try:

@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, SecretStr
 
 from lyra.bootstrap import Services, build_services
-from lyra.core.settings import Settings
+from lyra.core.settings import Settings, load_experiment_settings
 from lyra.graph.connection import resolve_connection
 from lyra.ml.factory import Models, judge_settings
 
@@ -101,7 +101,8 @@ def run_pipeline_bench(
             raw_seconds = time.perf_counter() - start
             compared: dict[str, float] = {}
             for variant in compare:
-                other = Models(judge_settings(bench_settings, variant)).nli
+                variant_settings, switches = judge_settings(bench_settings, variant, load_experiment_settings())
+                other = Models(variant_settings, experiment=switches).nli
                 start = time.perf_counter()
                 other.judge(pairs)
                 compared[variant] = len(pairs) / max(time.perf_counter() - start, 1e-9)

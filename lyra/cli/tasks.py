@@ -486,7 +486,7 @@ def demo(
     if scholarly:
         _scholarly_demo(settings)
         return
-    corpus = settings.examples_dir / "corpus"
+    corpus = settings.paths.examples_dir / "corpus"
     questions = json.loads((corpus / "questions.json").read_text(encoding="utf-8"))
     with operations(settings) as ops:
         if ops.task_exists(DEMO_TASK):  # pages and fragments stay; claims, edges and jobs are rebuilt
@@ -518,10 +518,10 @@ def _scholarly_demo(settings: Settings) -> None:
         local_scholarly_apis,
     )
 
-    corpus = settings.examples_dir / "scholarly" / "corpus.json"
+    corpus = settings.paths.examples_dir / "scholarly" / "corpus.json"
     with local_scholarly_apis(corpus) as overrides:
         out.print(f"local Semantic Scholar / OpenAlex answering from {corpus} at {overrides['s2_url']}")
-        cache = settings.state_dir / "cache" / "demo_scholarly.sqlite"
+        cache = settings.paths.state_dir / "cache" / "demo_scholarly.sqlite"
         # 12 papers only: Stage 2 keeps 5 (not 10) so the cut, and the reference candidates it leaves, show
         api_settings = settings.model_copy(
             update={**overrides, "scholarly_cache_path": cache, "citation_stage2_top_k": 5}

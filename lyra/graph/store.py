@@ -166,9 +166,9 @@ class GraphStore:
     def __init__(self, driver: neo4j.Driver, catalog: CypherCatalog, settings: Settings) -> None:
         self.driver = driver
         self.catalog = catalog
-        self.database = settings.neo4j_database
-        self.timeout = settings.query_timeout
-        self.slow_seconds = settings.slow_query_seconds
+        self.database = settings.neo4j.neo4j_database
+        self.timeout = settings.graph.query_timeout
+        self.slow_seconds = settings.graph.slow_query_seconds
 
     # ------------------------------------------------------------------ basics
     def close(self) -> None:

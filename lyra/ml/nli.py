@@ -146,7 +146,7 @@ class LLMStanceJudge:
             if not self.config.combiner or not Path(self.config.combiner).exists():
                 raise ConfigError(
                     "the hybrid stance judge needs fitted weights (config/stance_combiner.json)",
-                    hint="run `lyra eval fit-stance`, or set LYRA_STANCE_MODE=two_question",
+                    hint="run `lyra eval fit-stance`, or use the trained judge (LYRA_NLI_BACKEND=trained)",
                 )
             self._combiner = StanceCombiner.load(Path(self.config.combiner))
 

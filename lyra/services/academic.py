@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from lyra.core.errors import NotFoundError, SourceUnavailable
-from lyra.core.settings import Settings
+from lyra.core.settings import AcademicSettings
 from lyra.graph.evidence import EvidenceRepository
 from lyra.ml.learned_rules import RuleSource
 from lyra.ml.protocols import LLM, Embedder
@@ -152,14 +152,17 @@ class CitationFilter:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: AcademicSettings,
         embedder: Embedder,
         llm: Callable[[], LLM | None],
         prompts_dir: Path,
         rules: RuleSource | None = None,
+        ranker: CandidateRanker | None = None,
     ):
-        """``rules``: the approved learned rules of ``citation_usefulness``, read at every rating by an LLM rater."""
+        """``rules``: the approved learned rules of ``citation_usefulness``, read at every rating by an LLM rater;
+        ``ranker``: the candidate ranker the ``ranker`` rater scores with (default: the default weights)."""
         self.settings = settings
+        self.ranker = ranker or CandidateRanker()
         self.embedder = embedder
         self._llm = llm
         self.prompts_dir = prompts_dir
@@ -229,7 +232,7 @@ class CitationFilter:
             embedder,
             self._llm,
             self.prompts_dir,
-            ranker=CandidateRanker(s.rank_bm25_top_n, s.rank_weight_bm25, s.rank_weight_embedding),
+            ranker=self.ranker,
             abstract_chars=s.citation_abstract_chars,
             rules=self.rules,
         )
@@ -345,7 +348,7 @@ class AcademicResearch:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: AcademicSettings,
         evidence: EvidenceRepository,
         sources: ScholarlySources,
         citation_filter: CitationFilter,

@@ -55,9 +55,9 @@ def _write(path: Path, header: list[str], rows: Iterable[list[Any]]) -> None:
 
 
 def _store(settings: Settings) -> GraphStore:
-    password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else ""
-    driver = open_driver(settings.neo4j_uri or "", settings.neo4j_username, password)
-    return GraphStore(driver, CypherCatalog.load(settings.cypher_dir), settings)
+    password = settings.neo4j.neo4j_password.get_secret_value() if settings.neo4j.neo4j_password else ""
+    driver = open_driver(settings.neo4j.neo4j_uri or "", settings.neo4j.neo4j_username, password)
+    return GraphStore(driver, CypherCatalog.load(settings.paths.cypher_dir), settings)
 
 
 def bulk_load_graph_file(path: Path, settings: Settings) -> BulkImportReport:
@@ -75,11 +75,12 @@ def bulk_load_graph(data: dict[str, Any], settings: Settings) -> tuple[BulkImpor
     """Import a graph document into the empty managed instance offline; (report, claim id by claim key)."""
     started = time.perf_counter()
     checked = check_graph(data)
-    instance = instance_for_uri(settings.neo4j_uri, settings.state_dir)
+    instance = instance_for_uri(settings.neo4j.neo4j_uri, settings.paths.state_dir)
     if instance is None:
         raise InvalidInputError(
             "NEO4J_URI",
-            f"{settings.neo4j_uri!r} is not a managed instance; the offline importer writes the server's own files",
+            f"{settings.neo4j.neo4j_uri!r} is not a managed instance; "
+            "the offline importer writes the server's own files",
             hint="point NEO4J_URI at a managed instance (`lyra neo4j env`), or load without --bulk",
         )
     server = LocalNeo4j(settings, instance)

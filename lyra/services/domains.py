@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 from lyra.core.errors import InvalidInputError
 from lyra.core.ids import new_id
 from lyra.core.net import normalise_url
-from lyra.core.settings import Settings
+from lyra.core.settings import TrustSettings
 from lyra.graph.store import GraphStore, to_plain
 from lyra.models.api import BlockedDomain, BlockedPage, DomainOverride, DomainOverrideState, SkippedDomain
 from lyra.models.trust import DomainDecision, MatchedRule
@@ -109,7 +109,7 @@ def _rule(row: dict[str, Any]) -> MatchedRule:
 
 
 class DomainGate:
-    def __init__(self, store: GraphStore, policy: ReloadingDomainPolicy, settings: Settings) -> None:
+    def __init__(self, store: GraphStore, policy: ReloadingDomainPolicy, settings: TrustSettings) -> None:
         self.store = store
         self.policy = policy
         self.settings = settings

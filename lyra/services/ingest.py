@@ -18,7 +18,7 @@ import numpy as np
 from lyra.core.context import current_job
 from lyra.core.errors import ConfigError, InvalidInputError, LyraError
 from lyra.core.ids import new_id, text_hash, validate_task_id
-from lyra.core.settings import Settings
+from lyra.core.settings import PipelineSettings
 from lyra.graph.evidence import EvidenceRepository
 from lyra.graph.store import GraphStore
 from lyra.ml.cache import CachedJudge
@@ -137,7 +137,9 @@ class _Passage:
 class IngestService:
     def __init__(
         self,
-        settings: Settings,
+        settings: PipelineSettings,
+        prompts_dir: Path,
+        pdf_max_pages: int,
         store: GraphStore,
         evidence: EvidenceRepository,
         tasks: TaskService,
@@ -152,7 +154,11 @@ class IngestService:
         claim_rules: RuleSource | None = None,
         ranking_rules: RuleSource | None = None,
     ) -> None:
+        """``prompts_dir``: the claim extractor's prompts; ``pdf_max_pages``: pages of a local PDF read
+        (LYRA_WEB_PDF_MAX_PAGES, as for fetched ones)."""
         self.settings = settings
+        self.prompts_dir = prompts_dir
+        self.pdf_max_pages = pdf_max_pages
         self.store = store
         self.evidence = evidence
         self.tasks = tasks
@@ -219,7 +225,7 @@ class IngestService:
             allowed_roots=tuple(allowed_roots) if allowed_roots is not None else None,
             max_file_bytes=self.settings.ingest_max_file_bytes,
             max_files=self.settings.ingest_max_files,
-            max_pdf_pages=self.settings.web_pdf_max_pages,
+            max_pdf_pages=self.pdf_max_pages,
         )
         for item in iter_documents(list(paths), limits):
             if isinstance(item, SkippedDocument):
@@ -454,9 +460,7 @@ class IngestService:
         vectors = np.asarray([r["embedding"] for r in rows], dtype=np.float32)
         topic_vector = timer.run(lambda: self.embedder.embed([task["hypothesis"]]))[0]
         best = np.argsort(-(vectors @ topic_vector))[:passages]
-        extractor = ClaimExtractor(
-            self.llm, self.settings.prompts_dir, rules=self.claim_rules, embed=self.embedder.embed
-        )
+        extractor = ClaimExtractor(self.llm, self.prompts_dir, rules=self.claim_rules, embed=self.embedder.embed)
         found: list[str] = []
         sources: dict[str, list[str]] = {}  # claim text -> the fragments it was extracted from (decision record 0008)
         for i in best:

@@ -24,7 +24,7 @@ from typing import Any
 
 from lyra.core.errors import ConflictError, InvalidInputError, RateLimited
 from lyra.core.ids import new_id, validate_task_id
-from lyra.core.settings import Settings
+from lyra.core.settings import JudgingSettings
 from lyra.graph.store import GraphStore, Row, Transaction
 from lyra.graph.tasks import TaskRepository
 from lyra.models.api import SourceText
@@ -128,11 +128,18 @@ def check_item(
 
 class JudgingService:
     def __init__(
-        self, store: GraphStore, tasks: TaskRepository, settings: Settings, pending_pairs: PendingPairs | None = None
+        self,
+        store: GraphStore,
+        tasks: TaskRepository,
+        settings: JudgingSettings,
+        pending_pairs: PendingPairs | None = None,
+        *,
+        evidence_passage_chars: int = 700,
     ) -> None:
         self.store = store
         self.tasks = tasks
         self.settings = settings
+        self.evidence_passage_chars = evidence_passage_chars  # a review item's passage, as materials shows it
         self.pending_pairs = pending_pairs  # the unjudged queue (IngestService.pending_pairs; loads the embedder)
 
     # ------------------------------------------------------------------ shared
@@ -425,7 +432,7 @@ class JudgingService:
         items: list[ReviewItem] = []
         for priority, impact, disputed, row in top:
             passage = passages.get(str(row["fragment_id"]))
-            shown = source_text(str(passage["text"]) if passage else "", self.settings.evidence_passage_chars)
+            shown = source_text(str(passage["text"]) if passage else "", self.evidence_passage_chars)
             assert shown is not None
             items.append(
                 ReviewItem(

@@ -364,7 +364,7 @@ class Operations:
             from lyra.ml.question_claims import QuestionClaims
 
             ingest = self._ingest()
-            return QuestionClaims(ingest.llm, ingest.settings.prompts_dir).claims(text)
+            return QuestionClaims(ingest.llm, ingest.prompts_dir).claims(text)
 
         added, source = research_claims(request.question, request.claims, existing, extract)
         if not exists:

@@ -158,13 +158,13 @@ def refit_stance_judge(
 ) -> RefitSummary:
     """:func:`refit_with_examples` with the models ``settings`` name (`lyra train stance-examples`)."""
     return refit_with_examples(
-        source or settings.stance_model_dir,
+        source or settings.models.stance_model_dir,
         output,
         load_pairs(examples),
         stance_base_path(settings),
         Models(settings).llm_questions() if with_llm else None,
         weight=weight,
-        threads=settings.llm_threads,
+        threads=settings.models.llm_threads,
     )
 
 
@@ -181,14 +181,14 @@ def train_stance_judge(
     llm_features: str = DEFAULT_LLM_FEATURES,
 ) -> TrainingSummary:
     """:func:`train_stance` with the base encoder, threads and (``with_llm``) the LLM that ``settings`` name."""
-    builtin = settings.stance_base_model.startswith("builtin:")
+    builtin = settings.models.stance_base_model.startswith("builtin:")
     return train_stance(
         files,
-        output or settings.stance_model_dir,
+        output or settings.models.stance_model_dir,
         stance_base_path(settings),
-        "sentence-transformers/all-MiniLM-L6-v2" if builtin else settings.stance_base_model,
+        "sentence-transformers/all-MiniLM-L6-v2" if builtin else settings.models.stance_base_model,
         config,
-        threads=settings.llm_threads,
+        threads=settings.models.llm_threads,
         combiner_only=combiner_only,
         llm_judge=Models(settings).llm_questions() if with_llm else None,
         tick=tick,

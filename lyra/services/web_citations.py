@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import urldefrag, urlsplit
 
 from lyra.core.errors import InvalidInputError, LyraError
-from lyra.core.settings import Settings
+from lyra.core.settings import WebSettings
 from lyra.graph.evidence import EvidenceRepository
 from lyra.ml.learned_rules import RuleSource
 from lyra.ml.nli import prompt_environment
@@ -123,7 +123,7 @@ class CitationDetector:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: WebSettings,
         evidence: EvidenceRepository,
         gate: DomainGate | None,
         llm: Callable[[], LLM | None],

@@ -41,7 +41,7 @@ import numpy.typing as npt
 
 from lyra.core.errors import InvalidInputError
 from lyra.core.net import normalise_url
-from lyra.core.settings import Settings
+from lyra.core.settings import PipelineSettings, SearchSettings
 from lyra.graph.store import GraphStore
 from lyra.ml.learned_rules import RuleSource, domain_penalties
 from lyra.ml.protocols import Embedder
@@ -191,7 +191,8 @@ class WebSearch:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: SearchSettings,
+        pipeline: PipelineSettings,
         store: GraphStore,
         engines: Sequence[SearchEngine],
         fetcher: Fetcher,
@@ -203,6 +204,7 @@ class WebSearch:
         interventions: PersonQueue | None = None,
     ) -> None:
         self.settings = settings
+        self.pipeline = pipeline  # the relevance floor and weights candidate pages are measured with
         self.store = store
         self.engines = list(engines)
         self.ranking_rules = ranking_rules  # learned CONSTRAINT rules lowering a domain's weight (decision record 0013)
@@ -377,14 +379,14 @@ class WebSearch:
         claim of the task (the query when it has none); those become ``below_floor`` with their relevance."""
         anchors = list(dict.fromkeys(c for c in claims if c.strip())) or [query]
         against = "the query (the task has no claim yet)" if anchors == [query] else "the task's claims"
-        floor = self.settings.relevance_floor
+        floor = self.pipeline.relevance_floor
         scores = relevance(
             anchors,
             np.asarray(self.embedder.embed(anchors), dtype=np.float32),
             [result_text(c) for c in candidates],
             vectors,
-            w_emb=self.settings.relevance_weight_embedding,
-            w_terms=self.settings.relevance_weight_terms,
+            w_emb=self.pipeline.relevance_weight_embedding,
+            w_terms=self.pipeline.relevance_weight_terms,
         )
         best = scores.max(axis=0)
         run.relevance_floor = floor

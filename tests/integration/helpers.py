@@ -94,9 +94,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def neo4j_env(settings: Settings) -> dict[str, str]:
     """Environment variables pointing a `lyra` subprocess at the Neo4j under test."""
     return {
-        "NEO4J_URI": str(settings.neo4j_uri),
-        "NEO4J_USERNAME": settings.neo4j_username,
-        "NEO4J_PASSWORD": settings.neo4j_password.get_secret_value() if settings.neo4j_password else "",
+        "NEO4J_URI": str(settings.neo4j.neo4j_uri),
+        "NEO4J_USERNAME": settings.neo4j.neo4j_username,
+        "NEO4J_PASSWORD": settings.neo4j.neo4j_password.get_secret_value() if settings.neo4j.neo4j_password else "",
     }
 
 
@@ -234,6 +234,6 @@ def web_search(
     and domain gate (and, given, the human-in-the-loop queue)."""
     ingest = graph.ingest
     return WebSearch(
-        settings, graph.store, engines, fetcher, ingest.embedder, ingest.ranker, graph.domains, notes,
-        interventions=interventions,
+        settings.search, settings.pipeline, graph.store, engines, fetcher, ingest.embedder, ingest.ranker,
+        graph.domains, notes, interventions=interventions,
     )  # fmt: skip

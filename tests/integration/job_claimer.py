@@ -19,9 +19,11 @@ from lyra.graph.store import GraphStore, open_driver
 def main() -> None:
     name = sys.argv[1]
     settings = load_settings()
-    assert settings.neo4j_uri and settings.neo4j_password
-    driver = open_driver(settings.neo4j_uri, settings.neo4j_username, settings.neo4j_password.get_secret_value())
-    store = GraphStore(driver, CypherCatalog.load(settings.cypher_dir), settings)
+    assert settings.neo4j.neo4j_uri and settings.neo4j.neo4j_password
+    driver = open_driver(
+        settings.neo4j.neo4j_uri, settings.neo4j.neo4j_username, settings.neo4j.neo4j_password.get_secret_value()
+    )
+    store = GraphStore(driver, CypherCatalog.load(settings.paths.cypher_dir), settings)
     print("ready", flush=True)
     sys.stdin.readline()
     print("claiming", flush=True)

@@ -69,10 +69,14 @@ def fetch(config_dir: Path, warm: str, urls: list[str]) -> None:
     settings = load_settings(
         config_dir=config_dir, fetch_allow_hosts=["127.0.0.1"], web_robots_txt=False, web_timeout_seconds=30.0
     )
-    assert settings.neo4j_uri and settings.neo4j_password
-    driver = open_driver(settings.neo4j_uri, settings.neo4j_username, settings.neo4j_password.get_secret_value())
-    store = GraphStore(driver, CypherCatalog.load(settings.cypher_dir), settings)
-    fetcher = WebFetcher(settings, counter=GraphPageCounter(store), limiter=GraphRateLimiter(store), resolver=resolver)
+    assert settings.neo4j.neo4j_uri and settings.neo4j.neo4j_password
+    driver = open_driver(
+        settings.neo4j.neo4j_uri, settings.neo4j.neo4j_username, settings.neo4j.neo4j_password.get_secret_value()
+    )
+    store = GraphStore(driver, CypherCatalog.load(settings.paths.cypher_dir), settings)
+    fetcher = WebFetcher.from_settings(
+        settings, counter=GraphPageCounter(store), limiter=GraphRateLimiter(store), resolver=resolver
+    )
     assert fetcher.fetch(warm).code == "ok"
     print("ready", flush=True)
     sys.stdin.readline()

@@ -67,7 +67,7 @@ def run_job(graph: Services, api_settings: Settings, task_id: str, target: Targe
     executor = ResearchExecutor(
         graph.store,
         lambda: graph.ingest,
-        graph.settings.allowed_roots,
+        graph.settings.paths.allowed_roots,
         academic=lambda n: graph.academic(n, settings=api_settings),
         max_api_requests=budget,
     )

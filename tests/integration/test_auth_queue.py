@@ -191,24 +191,24 @@ def world(graph: Services, site: Site, tmp_path: Path) -> Iterator[World]:
     settings = load_settings(
         fetch_allow_hosts=["127.0.0.1"],
         web_timeout_seconds=10.0,
-        neo4j_password=graph.settings.neo4j_password,
+        neo4j_password=graph.settings.neo4j.neo4j_password,
         searxng_url=site.url("searx.test", ""),
         web_search_engines=["searxng"],
         web_pages_per_query=2,
     )
-    fetcher = WebFetcher(
+    fetcher = WebFetcher.from_settings(
         settings,
         gate=graph.domains,
         counter=GraphPageCounter(graph.store),
         limiter=GraphRateLimiter(graph.store),
         resolver=resolver,
     )
-    engines, notes = build_engines(settings, fetcher)
+    engines, notes = build_engines(settings.search, settings.web.chromium_path, fetcher)
     search = web_search(graph, settings, fetcher, engines, notes, interventions=graph.interventions)
     executor = ResearchExecutor(
         graph.store,
         lambda: graph.ingest,
-        graph.settings.allowed_roots,
+        graph.settings.paths.allowed_roots,
         web=lambda: fetcher,
         search=lambda: search,
         interventions=graph.interventions,

@@ -41,8 +41,8 @@ def test_browser_loads_logs_in_and_runs_a_query(graph: Services, settings: Setti
     from playwright.sync_api import expect, sync_playwright
 
     seed_task(graph, "browser_task", ["a claim to find in the Browser"])
-    bolt_host = str(settings.neo4j_uri).split("://", 1)[1]
-    password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else ""
+    bolt_host = str(settings.neo4j.neo4j_uri).split("://", 1)[1]
+    password = settings.neo4j.neo4j_password.get_secret_value() if settings.neo4j.neo4j_password else ""
     shots = ROOT / "artifacts"
     shots.mkdir(exist_ok=True)
     with sync_playwright() as pw:
@@ -52,7 +52,7 @@ def test_browser_loads_logs_in_and_runs_a_query(graph: Services, settings: Setti
             page.goto(f"{http_url}/browser/", wait_until="networkidle", timeout=60_000)
             page.select_option("[data-testid=bolt-scheme-select]", "bolt://")
             page.fill("[data-testid=boltaddress]", bolt_host)
-            page.fill("[data-testid=username]", settings.neo4j_username)
+            page.fill("[data-testid=username]", settings.neo4j.neo4j_username)
             page.fill("[data-testid=password]", password)
             page.click("[data-testid=connect]")
             expect(page.get_by_text("You are connected as user")).to_be_visible(timeout=30_000)

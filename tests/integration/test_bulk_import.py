@@ -77,7 +77,7 @@ SCRATCH = "scratch"
 @pytest.fixture(scope="module")
 def scratch(settings: Settings) -> Iterator[Settings]:
     """Settings for the ``scratch`` managed instance (installed with the run's own instance), stopped afterwards."""
-    if instance_for_uri(settings.neo4j_uri, settings.state_dir) is None:
+    if instance_for_uri(settings.neo4j.neo4j_uri, settings.paths.state_dir) is None:
         pytest.skip("the offline importer needs the managed instances (NEO4J_URI is not one of them)")
     server = LocalNeo4j(settings, SCRATCH)
     status = server.start()

@@ -29,7 +29,7 @@ RELEVANT = {"r_meal_timing", "r_ad_libitum", "r_null_trf", "r_weight_meta", "c_f
 
 def test_default_stage2_rater_separates_relevant_from_off_topic_papers_on_held_out_labelled_pairs() -> None:
     settings = Settings()
-    (result,) = evaluate_usefulness(settings, PAIRS, [settings.citation_stage2_rater], split="test")
+    (result,) = evaluate_usefulness(settings, PAIRS, [settings.academic.citation_stage2_rater], split="test")
     assert result.rater == "ranker"
     assert result.by_label == {"off_topic": 71, "on_topic": 42, "relevant": 73}
     # measured 0.997 / 0.783 / 0.918 (README, "Stage 2, measured"); the floors leave room for numeric noise only
@@ -59,7 +59,7 @@ def test_citation_filter_rates_the_demo_trials_above_the_bicycle_paper_without_l
     def no_llm() -> None:
         raise AssertionError("the default Stage 2 asks no LLM")
 
-    citation_filter = CitationFilter(settings, Models(settings).embedder, no_llm, settings.prompts_dir)
+    citation_filter = CitationFilter(settings.academic, Models(settings).embedder, no_llm, settings.paths.prompts_dir)
     final, counts = citation_filter.select(seed, list(papers.values()), [SCHOLARLY_DEMO_HYPOTHESIS])
     # the letter without abstract is out at Stage 0; the 10 others pass Stage 1 (top 30) and are all rated
     assert (counts.candidates, counts.after_stage0, counts.after_stage1, counts.final) == (11, 10, 10, 10)

@@ -24,10 +24,10 @@ ROUNDS = 8
 @pytest.fixture
 def stores(graph: Services) -> Iterator[list[GraphStore]]:
     settings = graph.settings
-    password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else ""
-    uri = str(settings.neo4j_uri)
+    password = settings.neo4j.neo4j_password.get_secret_value() if settings.neo4j.neo4j_password else ""
+    uri = str(settings.neo4j.neo4j_uri)
     opened = [
-        GraphStore(open_driver(uri, settings.neo4j_username, password), graph.store.catalog, settings)
+        GraphStore(open_driver(uri, settings.neo4j.neo4j_username, password), graph.store.catalog, settings)
         for _ in range(WRITERS)
     ]
     yield opened

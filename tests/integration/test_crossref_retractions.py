@@ -65,7 +65,7 @@ def checker(server: ReplayServer, tmp_path: Path, **overrides: Any) -> Retractio
         "contact_email": "tests@example.org",
     }
     values.update(overrides)
-    return build_retraction_checker(load_settings(**values))
+    return build_retraction_checker(load_settings(**values).scholarly)
 
 
 def test_states_are_told_apart(server: ReplayServer, tmp_path: Path) -> None:

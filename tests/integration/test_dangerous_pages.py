@@ -87,7 +87,7 @@ def test_ingest_skips_the_page_for_every_task_and_the_domain_for_the_task_that_m
 
 
 def test_findings_from_enough_tasks_block_the_domain_for_every_task(graph: Services) -> None:
-    threshold = graph.settings.injection_domain_block_tasks
+    threshold = graph.settings.trust.injection_domain_block_tasks
     assert threshold == 3  # the documented default
     names = [f"esc_{i}" for i in range(threshold)]
     tasks(graph, *names, "esc_other")
@@ -108,7 +108,7 @@ def test_findings_from_enough_tasks_block_the_domain_for_every_task(graph: Servi
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "intranet", "github.io"])
 def test_any_blocked_host_can_be_unblocked_and_its_rule_cleared(graph: Services, host: str) -> None:
-    names = [f"ip_{i}" for i in range(graph.settings.injection_domain_block_tasks)]
+    names = [f"ip_{i}" for i in range(graph.settings.trust.injection_domain_block_tasks)]
     tasks(graph, *names)
     for name in names:
         find(graph, name, host)

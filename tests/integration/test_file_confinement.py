@@ -51,7 +51,9 @@ class NoJudge:
 def ingest_service(graph: Services) -> IngestService:
     settings = graph.settings.model_copy(update={"ingest_max_file_bytes": 2000})
     return IngestService(
-        settings=settings,
+        settings=settings.pipeline,
+        prompts_dir=settings.paths.prompts_dir,
+        pdf_max_pages=settings.web.web_pdf_max_pages,
         store=graph.store,
         evidence=graph.evidence,
         tasks=graph.tasks,

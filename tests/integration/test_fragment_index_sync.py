@@ -27,11 +27,13 @@ DIM = 16
 def stores(graph: Services) -> Iterator[Callable[[], GraphStore]]:
     opened: list[GraphStore] = []
     settings = graph.settings
-    password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else ""
+    password = settings.neo4j.neo4j_password.get_secret_value() if settings.neo4j.neo4j_password else ""
 
     def build() -> GraphStore:
         store = GraphStore(
-            open_driver(str(settings.neo4j_uri), settings.neo4j_username, password), graph.store.catalog, settings
+            open_driver(str(settings.neo4j.neo4j_uri), settings.neo4j.neo4j_username, password),
+            graph.store.catalog,
+            settings,
         )
         opened.append(store)
         return store

@@ -331,12 +331,13 @@ def operations_for(services: Services, root: Path) -> Operations:
         services.store,
         embedder=HashEmbedder,
         index=lambda: index,
-        query_timeout=services.settings.query_timeout,
-        query_max_bytes=services.settings.query_max_bytes,
+        query_timeout=services.settings.graph.query_timeout,
+        query_max_bytes=services.settings.graph.query_max_bytes,
     )
     learning = LearningService(
         services.store,
-        services.settings.model_copy(update={"state_dir": root.parent / "state"}),
+        services.settings.learning,
+        root.parent / "state",
         services.calibration,
         embedder=HashEmbedder,
     )
@@ -592,7 +593,7 @@ class World:
         self.values.update(root=str(graph.root), outside=str(outside), host=f"127.0.0.1:{port}")
         # server paths, from this checkout and this environment (a checkout anywhere else sees its own leaks):
         # the checkout, the folder holding it, the home folder, the managed Neo4j's folder, the interpreter's folders
-        neo4j_home = load_settings().state_dir / "neo4j"
+        neo4j_home = load_settings().paths.state_dir / "neo4j"
         self.markers = sorted(
             {"Traceback", 'File "', str(ROOT), "site-packages", str(neo4j_home)}
             | {f"{folder}{os.sep}" for folder in (ROOT.parent, Path.home()) if folder != Path(folder.anchor)}

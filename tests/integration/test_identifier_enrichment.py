@@ -79,7 +79,7 @@ def run(graph: Services, api_settings: Settings, root: Path, target: Target) -> 
     job = ClaimedJob(
         item.job_id, "enrich", target.kind, item.value, options=target.options.model_dump(), attempts=1, claim="c"
     )
-    with WebFetcher(api_settings, gate=graph.domains) as fetcher:
+    with WebFetcher.from_settings(api_settings, gate=graph.domains) as fetcher:
         executor = ResearchExecutor(
             graph.store,
             lambda: graph.ingest,

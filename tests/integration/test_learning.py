@@ -150,7 +150,7 @@ def test_feedback_becomes_classified_records_with_their_reviewer_and_similar_con
     )
 
     # the index survives a restart and is rebuilt from Neo4j when its file is gone
-    saved = (learning.settings.state_dir / "faiss" / "feedback").with_suffix(SUFFIX)
+    saved = (learning.settings.paths.state_dir / "faiss" / "feedback").with_suffix(SUFFIX)
     assert saved.exists()
     saved.unlink()
     again = build_services(learning.settings, apply_schema=False)
@@ -219,7 +219,7 @@ def test_proposals_need_two_reviewers_take_effect_in_the_prompt_and_can_be_retir
         ops.approve_proposal(ApproveProposalRequest(id=example.id, reviewer_id="ana"))
     done = ops.approve_proposal(ApproveProposalRequest(id=example.id, reviewer_id="bo"))
     assert done.status == "approved" and done.rule_id
-    data = learning.settings.state_dir / "learning" / STANCE_TRAINED / "data_v1.jsonl"
+    data = learning.settings.paths.state_dir / "learning" / STANCE_TRAINED / "data_v1.jsonl"
     # the exact change reviewers approved: the three pairs it was made from (later evidence only supports it)
     assert len(data.read_text(encoding="utf-8").splitlines()) == 3
     # the guideline, approved by one reviewer with a logged override reason
@@ -382,7 +382,11 @@ def test_enough_new_corrections_start_a_proposal_batch_by_themselves(
     try:
         # without a judge to measure with (no LLM in this test): the batch's proposals say they were not measured
         svc.__dict__["learning"] = LearningService(
-            svc.store, svc.settings, svc.calibration, embedder=lambda: svc.models.embedder
+            svc.store,
+            svc.settings.learning,
+            svc.settings.paths.state_dir,
+            svc.calibration,
+            embedder=lambda: svc.models.embedder,
         )
         edges = seed(svc, tmp_path, "learn_auto", OVERCALLED[:3], "SUPPORTS")
         for edge, reviewer in zip(edges[:2], ["ana", "bo"], strict=True):

@@ -122,7 +122,7 @@ def test_rejected_extracted_claims_become_a_measured_prompt_rule(loop: Services,
         ops.approve_proposal(ApproveProposalRequest(id=proposal.id, reviewer_id="ana"))
     kwargs: dict[str, Any] = {}
     delta = regression["delta"]["kept_rate"]
-    if delta < -loop.settings.learning_regression_tolerance:  # the deploy gate reads the kept claims' rate
+    if delta < -loop.settings.learning.learning_regression_tolerance:  # the deploy gate reads the kept claims' rate
         kwargs["override_reason"] = "measured on a handful of passages"
     approved = ops.approve_proposal(ApproveProposalRequest(id=proposal.id, reviewer_id="bo", **kwargs))
     assert approved.status == "approved" and approved.rule_id

@@ -181,7 +181,7 @@ def test_systematic_corrections_become_a_measured_rule_that_changes_the_judge_as
     assert regression_x["delta"]["accuracy"] >= -REGRESSION_TOLERANCE
     ops.approve_proposal(ApproveProposalRequest(id=examples.id, reviewer_id="ana"))
     assert judge.model_id == base_id  # one approval is not enough
-    if regression_x["delta"]["macro_f1"] < -loop.settings.learning_regression_tolerance:
+    if regression_x["delta"]["macro_f1"] < -loop.settings.learning.learning_regression_tolerance:
         with pytest.raises(InvalidInputError, match="regression set"):  # the deploy gate
             ops.approve_proposal(ApproveProposalRequest(id=examples.id, reviewer_id="bo"))
         done = ops.approve_proposal(

@@ -24,7 +24,7 @@ def lyra(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
 
 @pytest.fixture
 def managed(settings: Settings) -> LocalNeo4j:
-    instance = instance_for_uri(settings.neo4j_uri, settings.state_dir)
+    instance = instance_for_uri(settings.neo4j.neo4j_uri, settings.paths.state_dir)
     if instance is None or instance == "default":
         pytest.skip("the tests do not run against a managed test instance")
     return LocalNeo4j(load_settings(), instance)
@@ -50,10 +50,11 @@ def test_status_and_env_describe_the_instance(managed: LocalNeo4j, settings: Set
         "http": managed.http_port,
     }
     env = lyra("neo4j", "env", "--instance", managed.instance)
+    password = settings.neo4j.neo4j_password
     assert env.stdout.splitlines() == [
-        f"export NEO4J_URI={settings.neo4j_uri}",
+        f"export NEO4J_URI={settings.neo4j.neo4j_uri}",
         "export NEO4J_USERNAME=neo4j",
-        f"export NEO4J_PASSWORD={settings.neo4j_password.get_secret_value() if settings.neo4j_password else ''}",
+        f"export NEO4J_PASSWORD={password.get_secret_value() if password else ''}",
     ]
 
 

@@ -65,7 +65,7 @@ def worker(graph: Services, tmp_path: Path, sources: Path, name: str, *args: str
     env = {
         **os.environ,
         **neo4j_env(graph.settings),
-        "NEO4J_URI": routed(str(graph.settings.neo4j_uri)),
+        "NEO4J_URI": routed(str(graph.settings.neo4j.neo4j_uri)),
         "LYRA_STATE_DIR": str(tmp_path / f"state_{name}"),  # as on another host: its own FAISS file and caches
         "LYRA_ALLOWED_ROOTS": str(sources),
         "LYRA_WORKER_NAME": name,

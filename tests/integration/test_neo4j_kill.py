@@ -95,14 +95,14 @@ class Killable:
 
 def managed_instance(settings: Settings) -> LocalNeo4j | str:
     """The managed instance NEO4J_URI points at, or why there is none this test may kill."""
-    uri = urlparse(str(settings.neo4j_uri))
+    uri = urlparse(str(settings.neo4j.neo4j_uri))
     names = [
         name
-        for name, (bolt, _) in managed_instances(settings.state_dir).items()
+        for name, (bolt, _) in managed_instances(settings.paths.state_dir).items()
         if bolt == uri.port and name != "default"
     ]
     if uri.hostname not in ("127.0.0.1", "localhost") or not names:
-        return f"NEO4J_URI ({settings.neo4j_uri}) is not a managed test instance on this machine"
+        return f"NEO4J_URI ({settings.neo4j.neo4j_uri}) is not a managed test instance on this machine"
     (name,) = names
     wanted = os.environ.get("LYRA_TEST_INSTANCE")
     if wanted and wanted != name:
@@ -110,7 +110,7 @@ def managed_instance(settings: Settings) -> LocalNeo4j | str:
     server = LocalNeo4j(settings, name)
     if server.pid() is None:
         return f"no live pid file for the managed instance {name!r} under {server.dir} (run by another checkout?)"
-    password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else None
+    password = settings.neo4j.neo4j_password.get_secret_value() if settings.neo4j.neo4j_password else None
     if server.password() != password:
         return f"NEO4J_PASSWORD is not the password of the managed instance {name!r} under {server.dir}"
     return server

@@ -20,14 +20,14 @@ pytestmark = pytest.mark.neo4j
 def every_query_is_slow(graph: Services) -> Iterator[None]:
     instrument_neomodel(0.0)
     yield
-    instrument_neomodel(graph.settings.slow_query_seconds)
+    instrument_neomodel(graph.settings.graph.slow_query_seconds)
 
 
 def test_neomodel_and_its_connection_and_schema_managers_share_the_instrumented_runner(graph: Services) -> None:
     runner = neomodel_db._query
     assert isinstance(runner, InstrumentedQueryRunner)
     assert neomodel_db._connection._query is runner and neomodel_db._schema._query is runner
-    assert runner.slow_seconds == graph.settings.slow_query_seconds
+    assert runner.slow_seconds == graph.settings.graph.slow_query_seconds
 
 
 def test_a_query_neo4j_rejects_through_neomodel_is_a_graph_query_error(graph: Services) -> None:

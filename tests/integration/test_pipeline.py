@@ -150,7 +150,7 @@ def test_research_command_states_the_question_as_claims_extracts_more_and_prints
     env = {
         **neo4j_env(settings),
         "LYRA_STATE_DIR": str(tmp_path),
-        "LYRA_MODELS_DIR": str(settings.models_dir),
+        "LYRA_MODELS_DIR": str(settings.paths.models_dir),
         "LYRA_NLI_TOP_K": "2",
     }
     result = run_lyra(

@@ -397,8 +397,8 @@ def test_syntax_errors_are_a_4xx_with_a_hint_through_rest(door: Door) -> None:
 # ----------------------------------------------------------------------------------------------- the server's own layer
 @pytest.fixture
 def managed(settings: Settings) -> None:
-    managed_uris = {f"bolt://127.0.0.1:{bolt}" for bolt, _ in managed_instances(settings.state_dir).values()}
-    if settings.neo4j_uri not in managed_uris:
+    managed_uris = {f"bolt://127.0.0.1:{bolt}" for bolt, _ in managed_instances(settings.paths.state_dir).values()}
+    if settings.neo4j.neo4j_uri not in managed_uris:
         pytest.skip("the tests do not run against a managed Neo4j instance (whose config Lyra writes)")
 
 

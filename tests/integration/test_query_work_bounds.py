@@ -192,8 +192,8 @@ def seeded(services: Services) -> Services:
 @pytest.fixture
 def pinger(seeded: Services) -> Iterator[Pinger]:
     settings = seeded.settings
-    password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else ""
-    with Pinger(str(settings.neo4j_uri), (settings.neo4j_username, password)) as ping:
+    password = settings.neo4j.neo4j_password.get_secret_value() if settings.neo4j.neo4j_password else ""
+    with Pinger(str(settings.neo4j.neo4j_uri), (settings.neo4j.neo4j_username, password)) as ping:
         yield ping
 
 

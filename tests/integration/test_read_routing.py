@@ -31,9 +31,11 @@ def routed_store(graph: Services, tmp_path: Path) -> Iterator[GraphStore]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text + "\n", encoding="utf-8")
     settings = graph.settings
-    uri = re.sub(r"^bolt(\+s|\+ssc)?://", lambda m: f"neo4j{m.group(1) or ''}://", str(settings.neo4j_uri))
-    password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else ""
-    store = GraphStore(open_driver(uri, settings.neo4j_username, password), CypherCatalog.load(tmp_path), settings)
+    uri = re.sub(r"^bolt(\+s|\+ssc)?://", lambda m: f"neo4j{m.group(1) or ''}://", str(settings.neo4j.neo4j_uri))
+    password = settings.neo4j.neo4j_password.get_secret_value() if settings.neo4j.neo4j_password else ""
+    store = GraphStore(
+        open_driver(uri, settings.neo4j.neo4j_username, password), CypherCatalog.load(tmp_path), settings
+    )
     yield store
     store.close()
 

@@ -68,7 +68,7 @@ def trust(graph: Services, tmp_path: Path) -> Trust:
         f"user_overrides:\n  - {{domain: {OVERRIDDEN}, domain_category: trusted, reason: reviewed}}",
     )
     config.write_text(text, encoding="utf-8")
-    gate = DomainGate(graph.store, ReloadingDomainPolicy(config, check_interval=0), graph.settings)
+    gate = DomainGate(graph.store, ReloadingDomainPolicy(config, check_interval=0), graph.settings.trust)
     for name, category in CATEGORY_ENTRIES.items():
         assert gate.decide(name).domain_category == category, name
     assert gate.decide(OVERRIDDEN).domain_category == "trusted"

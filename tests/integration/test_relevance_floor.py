@@ -95,7 +95,7 @@ def test_the_default_floor_keeps_a_passage_of_every_demo_document_that_takes_a_s
 
     def best(claim: str, name: str) -> float:
         documents = [d for d in read_file(corpus / name) if isinstance(d, SourceDocument)]
-        texts = [p.text for d in documents for p in chunk_text(d.text, max_chars=settings.chunk_max_chars)]
+        texts = [p.text for d in documents for p in chunk_text(d.text, max_chars=settings.pipeline.chunk_max_chars)]
         assert texts, name
         vectors = embedder.embed([claim, *texts])
         scores = relevance(
@@ -103,14 +103,14 @@ def test_the_default_floor_keeps_a_passage_of_every_demo_document_that_takes_a_s
             vectors[:1],
             texts,
             vectors[1:],
-            w_emb=settings.relevance_weight_embedding,
-            w_terms=settings.relevance_weight_terms,
+            w_emb=settings.pipeline.relevance_weight_embedding,
+            w_terms=settings.pipeline.relevance_weight_terms,
         )
         return float(scores.max())
 
     for question, names in STANCE_DOCUMENTS.items():
         for name in names:
-            assert best(questions[question], name) >= settings.relevance_floor, (question, name)
+            assert best(questions[question], name) >= settings.pipeline.relevance_floor, (question, name)
     for name in OFF_EVERY_QUESTION:
         for claim in questions.values():
-            assert best(claim, name) < settings.relevance_floor, (claim, name)
+            assert best(claim, name) < settings.pipeline.relevance_floor, (claim, name)

@@ -37,6 +37,11 @@ def server() -> Iterator[ReplayServer]:
         yield replay
 
 
+def sources_of(settings: Settings, **options: Any) -> ScholarlySources:
+    """Both clients from the whole settings (the scholarly part and the response cache's file)."""
+    return build_sources(settings.scholarly, settings.scholarly_cache_file, **options)
+
+
 def make_settings(server: ReplayServer, tmp_path: Path, **overrides: Any) -> Settings:
     values: dict[str, Any] = {
         **server.settings_overrides(),
@@ -58,7 +63,7 @@ def make_settings(server: ReplayServer, tmp_path: Path, **overrides: Any) -> Set
 
 @pytest.fixture
 def sources(server: ReplayServer, tmp_path: Path) -> Iterator[ScholarlySources]:
-    with build_sources(make_settings(server, tmp_path), page_size=5) as built:
+    with sources_of(make_settings(server, tmp_path), page_size=5) as built:
         yield built
 
 
@@ -231,7 +236,7 @@ def test_openalex_batch_uses_one_filter_per_id_kind(server: ReplayServer, source
 def test_openalex_references_are_the_first_20_resolved_in_one_filter_call(tmp_path: Path) -> None:
     corpus = synthetic_corpus(sources=1, candidates_per_source=80, seed=3)  # the source cites 40 candidates
     source = corpus.papers[0]
-    with ReplayServer(corpus) as replay, build_sources(make_settings(replay, tmp_path)) as built:
+    with ReplayServer(corpus) as replay, sources_of(make_settings(replay, tmp_path)) as built:
         assert built.openalex is not None
         refs = built.openalex.references(Paper(title=source.title, openalex_id=source.openalex_id))
         cited_in_openalex = [r for r in source.references if corpus.papers[0] and r in _oa_ids(corpus)]
@@ -311,13 +316,13 @@ def test_malformed_json_is_a_clear_error(server: ReplayServer, sources: Scholarl
 def test_a_slow_answer_becomes_a_timeout_error(server: ReplayServer, tmp_path: Path) -> None:
     server.inject(api="semantic_scholar", delay=1.0)
     settings = make_settings(server, tmp_path, scholarly_timeout_seconds=0.2, scholarly_max_attempts=2)
-    with build_sources(settings) as built, pytest.raises(SourceUnavailable, match=r"no answer in time after 2"):
+    with sources_of(settings) as built, pytest.raises(SourceUnavailable, match=r"no answer in time after 2"):
         hub_paper(built)
 
 
 def test_requests_never_exceed_the_rate_limit_even_from_several_threads(server: ReplayServer, tmp_path: Path) -> None:
     settings = make_settings(server, tmp_path, s2_requests_per_second=10.0, scholarly_cache_ttl_seconds=0)
-    with build_sources(settings) as built:
+    with sources_of(settings) as built:
         s2 = built.s2
         assert s2 is not None
         threads = [
@@ -338,11 +343,11 @@ def test_requests_never_exceed_the_rate_limit_even_from_several_threads(server: 
 
 def test_a_rerun_is_served_from_the_cache_without_a_request(server: ReplayServer, tmp_path: Path) -> None:
     settings = make_settings(server, tmp_path)
-    with build_sources(settings, page_size=5) as first:
+    with sources_of(settings, page_size=5) as first:
         first.search("caffeine sleep", 8)
         first.neighbours(hub_paper(first), "both", 50)
     sent = len(server.requests())
-    with build_sources(settings, page_size=5) as second:
+    with sources_of(settings, page_size=5) as second:
         second.search("caffeine sleep", 8)
         second.neighbours(hub_paper(second), "both", 50)
         usage = second.usage()
@@ -361,7 +366,7 @@ def test_the_cache_keys_post_bodies(server: ReplayServer, sources: ScholarlySour
 
 
 def test_a_cached_answer_expires_after_the_ttl(server: ReplayServer, tmp_path: Path) -> None:
-    with build_sources(make_settings(server, tmp_path, scholarly_cache_ttl_seconds=0.3)) as built:
+    with sources_of(make_settings(server, tmp_path, scholarly_cache_ttl_seconds=0.3)) as built:
         hub_paper(built)
         hub_paper(built)
         assert len(server.requests()) == 1
@@ -371,7 +376,7 @@ def test_a_cached_answer_expires_after_the_ttl(server: ReplayServer, tmp_path: P
 
 
 def test_the_request_budget_refuses_to_send_but_cached_answers_still_come(server: ReplayServer, tmp_path: Path) -> None:
-    with build_sources(make_settings(server, tmp_path), max_requests=2) as built:
+    with sources_of(make_settings(server, tmp_path), max_requests=2) as built:
         assert built.s2 is not None and built.openalex is not None
         hub_paper(built)
         built.openalex.paper(PaperId("openalex", "W3001000001"))
@@ -466,7 +471,7 @@ def test_both_apis_down_raise_naming_both(server: ReplayServer, sources: Scholar
 
 
 def test_only_the_configured_api_is_used(server: ReplayServer, tmp_path: Path) -> None:
-    with build_sources(make_settings(server, tmp_path), openalex=False) as built:
+    with sources_of(make_settings(server, tmp_path), openalex=False) as built:
         assert built.search("caffeine", 3).value
         assert list(built.usage()) == ["semantic_scholar"]
     assert server.requests("openalex") == []
@@ -532,7 +537,7 @@ def test_without_an_openalex_key_one_warning_is_logged_and_no_key_is_sent(
     monkeypatch.setattr(openalex, "_keyless_warned", False)
     with caplog.at_level("WARNING", logger="lyra.sources.scholarly.openalex"):
         for _ in range(2):
-            with build_sources(make_settings(server, tmp_path, openalex_api_key=None)) as built:
+            with sources_of(make_settings(server, tmp_path, openalex_api_key=None)) as built:
                 assert built.openalex is not None
                 built.openalex.paper(PaperId("openalex", "W3001000001"))
     assert [r.message for r in caplog.records].count(caplog.records[0].message) == 1
@@ -544,7 +549,7 @@ def test_a_refused_key_is_an_error_with_a_hint(server: ReplayServer, tmp_path: P
     server.inject(api="semantic_scholar", status=403)
     refused = r"semantic_scholar refused GET /paper/DOI:10.5555/sleep"
     with (
-        build_sources(make_settings(server, tmp_path, s2_api_key=None)) as built,
+        sources_of(make_settings(server, tmp_path, s2_api_key=None)) as built,
         pytest.raises(SourceUnavailable, match=refused) as info,
     ):
         hub_paper(built)
@@ -555,7 +560,7 @@ def test_a_refused_key_is_an_error_with_a_hint(server: ReplayServer, tmp_path: P
 def test_a_budget_running_out_midway_keeps_what_was_fetched_with_a_warning(
     server: ReplayServer, tmp_path: Path
 ) -> None:
-    with build_sources(make_settings(server, tmp_path), max_requests=2) as built:
+    with sources_of(make_settings(server, tmp_path), max_requests=2) as built:
         hub = hub_paper(built)  # request 1
         result = built.neighbours(hub, "both", 100)  # S2 references (request 2), then the budget stops everything
     assert {c.cited.title for c in result.value} == {BY_ID[r].title for r in HUB.references}
@@ -564,6 +569,6 @@ def test_a_budget_running_out_midway_keeps_what_was_fetched_with_a_warning(
 
 
 def test_a_budget_used_up_before_anything_answers_raises_budget_exhausted(server: ReplayServer, tmp_path: Path) -> None:
-    with build_sources(make_settings(server, tmp_path), max_requests=0) as built, pytest.raises(BudgetExhausted):
+    with sources_of(make_settings(server, tmp_path), max_requests=0) as built, pytest.raises(BudgetExhausted):
         built.search("caffeine", 5)
     assert server.requests() == []

@@ -144,7 +144,7 @@ def with_other_process(
     assert process.stdin is not None and process.stdout is not None
     try:
         assert process.stdout.readline().strip() == "ready"
-        with WebFetcher(
+        with WebFetcher.from_settings(
             fetch_settings(config_dir),
             counter=GraphPageCounter(graph.store),
             limiter=GraphRateLimiter(graph.store),
@@ -205,8 +205,8 @@ def test_without_shared_state_two_fetchers_break_the_rate(site: Site, config_dir
     """The control: each fetcher keeps to qps on its own, but together they send faster than it."""
     urls = [f"http://shared.test:{site.port}/solo/{i}" for i in range(8)]
     with (
-        WebFetcher(fetch_settings(config_dir), limiter=RateLimiter(), resolver=resolver) as one,
-        WebFetcher(fetch_settings(config_dir), limiter=RateLimiter(), resolver=resolver) as two,
+        WebFetcher.from_settings(fetch_settings(config_dir), limiter=RateLimiter(), resolver=resolver) as one,
+        WebFetcher.from_settings(fetch_settings(config_dir), limiter=RateLimiter(), resolver=resolver) as two,
     ):
         threads = [
             threading.Thread(target=in_threads, args=(one, urls[:4])),

@@ -313,7 +313,7 @@ def test_audit_logs_have_no_update_or_delete_path() -> None:
 def test_user_overrides_in_domains_yaml_apply_without_restart(graph: Services, tmp_path: Path) -> None:
     config = tmp_path / "domains.yaml"
     shutil.copy(ROOT / "config" / "domains.yaml", config)
-    gate = DomainGate(graph.store, ReloadingDomainPolicy(config, check_interval=0), graph.settings)
+    gate = DomainGate(graph.store, ReloadingDomainPolicy(config, check_interval=0), graph.settings.trust)
     assert gate.decide("blog.example.net").domain_category == "unverified"
     text = config.read_text(encoding="utf-8").replace(
         "user_overrides: []",

@@ -59,7 +59,7 @@ def test_a_page_s_cited_links_become_cites_edges_and_reference_candidates(graph:
     )
     job = ClaimedJob(queued.jobs[0].job_id, "webcite", "url", url, options={}, attempts=1, claim="c")
     allowed = graph.settings.model_copy(update={"fetch_allow_hosts": ["127.0.0.1"]})
-    with WebFetcher(allowed, gate=graph.domains) as fetcher:
+    with WebFetcher.from_settings(allowed, gate=graph.domains) as fetcher:
         executor = ResearchExecutor(
             graph.store,
             lambda: graph.ingest,

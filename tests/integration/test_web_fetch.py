@@ -278,7 +278,7 @@ def make_fetcher(config_dir: Path) -> Iterator[Callable[..., WebFetcher]]:
         }
         values.update(overrides)
         settings: Settings = load_settings(**values)
-        fetcher = WebFetcher(settings, resolver=test_resolver)
+        fetcher = WebFetcher.from_settings(settings, resolver=test_resolver)
         made.append(fetcher)
         return fetcher
 
@@ -404,7 +404,7 @@ def test_the_connection_goes_only_to_an_address_checked_at_connect_time(site: Si
         return ["127.0.0.1"] if len(calls) % 2 == 1 else ["127.0.0.2"]
 
     settings = load_settings(config_dir=config_dir, fetch_allow_hosts=["127.0.0.1"], web_robots_txt=False)
-    with WebFetcher(settings, resolver=rebinding) as fetcher:
+    with WebFetcher.from_settings(settings, resolver=rebinding) as fetcher:
         outcome = fetcher.fetch(site.url("rebind.test", "/articles/one"))
     assert outcome.code == "ssrf_refused", outcome.reason
     assert "127.0.0.2 is a loopback address" in outcome.reason
@@ -529,9 +529,11 @@ def test_the_real_domain_gate_blocks_a_denylisted_domain(
     assert isinstance(graph, Services)
     policy = config_dir / "domains.yaml"
     shutil.copy(policy, tmp_path / "gate.yaml")
-    gate = DomainGate(graph.store, ReloadingDomainPolicy(tmp_path / "gate.yaml", check_interval=0), graph.settings)
+    gate = DomainGate(
+        graph.store, ReloadingDomainPolicy(tmp_path / "gate.yaml", check_interval=0), graph.settings.trust
+    )
     settings = load_settings(config_dir=config_dir, fetch_allow_hosts=["127.0.0.1"], web_timeout_seconds=2.0)
-    with WebFetcher(settings, gate, resolver=test_resolver) as fetcher:
+    with WebFetcher.from_settings(settings, gate, resolver=test_resolver) as fetcher:
         assert fetcher.fetch(site.url("blocked.test", "/articles/a")).code == "blocked_domain"
         ok = fetcher.fetch(site.url("journal.test", "/articles/a"))
         assert ok.code == "ok", ok.reason

@@ -35,7 +35,9 @@ def site() -> Iterator[str]:
 
 
 def run(graph: Services, fetcher: WebFetcher, task_id: str, url: str) -> TaskStatus:
-    executor = ResearchExecutor(graph.store, lambda: graph.ingest, graph.settings.allowed_roots, web=lambda: fetcher)
+    executor = ResearchExecutor(
+        graph.store, lambda: graph.ingest, graph.settings.paths.allowed_roots, web=lambda: fetcher
+    )
     pool = WorkerPool(graph.store, executor, poll_seconds=0.1, heartbeat_seconds=0.5)
     graph.operations.queue_targets(QueueTargetsRequest(task_id=task_id, targets=[Target(kind="url", value=url)]))
     pool.start()
@@ -53,7 +55,7 @@ def run(graph: Services, fetcher: WebFetcher, task_id: str, url: str) -> TaskSta
 def test_a_url_job_reads_the_page_and_a_refused_address_fails_with_its_reason(graph: Services, site: str) -> None:
     graph.tasks.create_task("web_job", "Time-restricted eating improves insulin sensitivity in adults")
     allowed = graph.settings.model_copy(update={"fetch_allow_hosts": ["127.0.0.1"]})
-    with WebFetcher(allowed, gate=graph.domains) as fetcher:
+    with WebFetcher.from_settings(allowed, gate=graph.domains) as fetcher:
         status = run(graph, fetcher, "web_job", f"{site}/article")
     (job,) = status.job_list or []
     assert job.state == "done", job.error
@@ -69,7 +71,7 @@ def test_a_url_job_reads_the_page_and_a_refused_address_fails_with_its_reason(gr
     assert records[0]["edges"] >= 1
 
     graph.tasks.create_task("web_refused", "Time-restricted eating improves insulin sensitivity in adults")
-    with WebFetcher(graph.settings, gate=graph.domains) as fetcher:  # no allow-list: loopback is refused
+    with WebFetcher.from_settings(graph.settings, gate=graph.domains) as fetcher:  # no allow-list: loopback is refused
         status = run(graph, fetcher, "web_refused", f"{site}/article")
     assert status.jobs.failed == 1
     assert "ssrf_refused" in status.errors[0] and "nothing was read" in status.errors[0]

@@ -301,11 +301,11 @@ def test_a_query_job_searches_searxng_ranks_the_results_and_reads_the_best_pages
 ) -> None:
     graph.tasks.create_task("web_q", CLAIM)
     settings = search_settings(graph, web)
-    with WebFetcher(settings, gate=graph.domains, resolver=resolver) as fetcher:
-        engines, _ = build_engines(settings, fetcher)
+    with WebFetcher.from_settings(settings, gate=graph.domains, resolver=resolver) as fetcher:
+        engines, _ = build_engines(settings.search, settings.web.chromium_path, fetcher)
         search = web_search(graph, settings, fetcher, engines)
         executor = ResearchExecutor(
-            graph.store, lambda: graph.ingest, settings.allowed_roots, web=lambda: fetcher, search=lambda: search
+            graph.store, lambda: graph.ingest, settings.paths.allowed_roots, web=lambda: fetcher, search=lambda: search
         )
         status = run_query(graph, executor, "web_q", QUERY)
     result = job_result(status)
@@ -347,8 +347,8 @@ def test_a_query_job_searches_searxng_ranks_the_results_and_reads_the_best_pages
 
     # the same query again: both pages are known to the task and are not fetched again
     web.hits.clear()
-    with WebFetcher(settings, gate=graph.domains, resolver=resolver) as fetcher:
-        engines, _ = build_engines(settings, fetcher)
+    with WebFetcher.from_settings(settings, gate=graph.domains, resolver=resolver) as fetcher:
+        engines, _ = build_engines(settings.search, settings.web.chromium_path, fetcher)
         search = web_search(graph, settings, fetcher, engines)
         run = WebSearchRun(query=QUERY)
         ranked = search.candidates("web_q", QUERY, [CLAIM], search.search(QUERY, run), run)
@@ -361,8 +361,8 @@ def test_results_below_the_relevance_floor_are_never_fetched_even_with_room_for_
     graph: Services, web: Web
 ) -> None:
     settings = search_settings(graph, web)
-    with WebFetcher(settings, gate=graph.domains, resolver=resolver) as fetcher:
-        engines, _ = build_engines(settings, fetcher)
+    with WebFetcher.from_settings(settings, gate=graph.domains, resolver=resolver) as fetcher:
+        engines, _ = build_engines(settings.search, settings.web.chromium_path, fetcher)
         search = web_search(graph, settings, fetcher, engines)
         run = WebSearchRun(query=QUERY)
         ranked = search.candidates("web_floor", QUERY, [CLAIM], search.search(QUERY, run), run)
@@ -371,25 +371,25 @@ def test_results_below_the_relevance_floor_are_never_fetched_even_with_room_for_
     by_host = {urlsplit(c.url).hostname: c for c in run.candidates if c.fate not in ("duplicate", "blocked")}
     cake = by_host["recipes.test"]
     assert (cake.fate, cake.code) == ("below_floor", "below_relevance_floor")
-    assert cake.relevance is not None and cake.relevance < settings.relevance_floor
-    assert f"LYRA_RELEVANCE_FLOOR={settings.relevance_floor:g}" in (cake.reason or "")
+    assert cake.relevance is not None and cake.relevance < settings.pipeline.relevance_floor
+    assert f"LYRA_RELEVANCE_FLOOR={settings.pipeline.relevance_floor:g}" in (cake.reason or "")
     assert all(
-        c.relevance is not None and c.relevance >= settings.relevance_floor
+        c.relevance is not None and c.relevance >= settings.pipeline.relevance_floor
         for host, c in by_host.items()
         if host != "recipes.test"
     )
     assert web.paths("recipes.test") == []  # what the server saw: never the cake
     assert {urlsplit(d.url).path for d in documents} == {"/coffee", "/trial"}
     shown = run.as_dict()
-    assert shown["relevance_floor"] == settings.relevance_floor and shown["below_floor"] == 1
+    assert shown["relevance_floor"] == settings.pipeline.relevance_floor and shown["below_floor"] == 1
     (listed,) = [c for c in shown["candidates"] if c["fate"] == "below_floor"]
     assert listed["relevance"] == round(cake.relevance, 4) and "score" in listed
 
     # without claims the query is what the results are held to
     run = WebSearchRun(query=QUERY)
     web.hits.clear()
-    with WebFetcher(settings, gate=graph.domains, resolver=resolver) as fetcher:
-        engines, _ = build_engines(settings, fetcher)
+    with WebFetcher.from_settings(settings, gate=graph.domains, resolver=resolver) as fetcher:
+        engines, _ = build_engines(settings.search, settings.web.chromium_path, fetcher)
         search = web_search(graph, settings, fetcher, engines)
         ranked = search.candidates("web_floor", QUERY, [], search.search(QUERY, run), run)
         # one page wanted: the next relevant candidate is not fetched (the page count), the cake is below the floor
@@ -402,11 +402,13 @@ def test_results_below_the_relevance_floor_are_never_fetched_even_with_room_for_
 # ----------------------------------------------------------------------------- engines failing
 def test_an_engine_that_fails_leaves_a_warning_naming_it_and_the_next_engine_is_used(graph: Services, web: Web) -> None:
     settings = search_settings(graph, web)
-    with WebFetcher(settings, gate=graph.domains, resolver=resolver) as fetcher:
+    with WebFetcher.from_settings(settings, gate=graph.domains, resolver=resolver) as fetcher:
         engines: list[SearchEngine] = [
             SearxngEngine(web.url("broken.test", ""), fetcher),
             # the browser engine where chromium is missing: the results page is parsed as fetched
-            BrowserSerpEngine(settings.serp_url, fetcher, lambda: ChromiumRenderer(Path("/nonexistent/chromium"))),
+            BrowserSerpEngine(
+                settings.search.serp_url, fetcher, lambda: ChromiumRenderer(Path("/nonexistent/chromium"))
+            ),
         ]
         search = web_search(graph, settings, fetcher, engines)
         run = WebSearchRun(query=QUERY)
@@ -426,8 +428,8 @@ def test_no_engine_answering_is_a_warning_and_the_configured_endpoint_alone_is_t
     # no allow-list at all: SearXNG on 127.0.0.1 answers (its origin is trusted), the pages it names on 127.0.0.1 are
     # refused by the SSRF guard like any private address
     settings = search_settings(graph, web, fetch_allow_hosts=[], searxng_url=web.url("127.0.0.1", ""))
-    with WebFetcher(settings, gate=graph.domains, resolver=resolver) as fetcher:
-        engines, _ = build_engines(settings, fetcher)
+    with WebFetcher.from_settings(settings, gate=graph.domains, resolver=resolver) as fetcher:
+        engines, _ = build_engines(settings.search, settings.web.chromium_path, fetcher)
         search = web_search(graph, settings, fetcher, engines)
         run = WebSearchRun(query=QUERY)
         results = search.search(QUERY, run)
@@ -440,7 +442,7 @@ def test_no_engine_answering_is_a_warning_and_the_configured_endpoint_alone_is_t
 
     # the trust covers exactly that origin: a redirect within it is followed, a redirect off it is checked as usual
     origin = origin_of(web.url("127.0.0.1", ""))
-    with WebFetcher(settings, gate=graph.domains, resolver=resolver) as fetcher:
+    with WebFetcher.from_settings(settings, gate=graph.domains, resolver=resolver) as fetcher:
         assert fetcher.get(web.url("127.0.0.1", "/go-search"), robots=False, trusted_origin=origin).status == 200
         with pytest.raises(FetchRefused) as refused:
             fetcher.get(web.url("127.0.0.1", "/go-internal"), robots=False, trusted_origin=origin)
@@ -457,8 +459,13 @@ def test_no_engine_answering_is_a_warning_and_the_configured_endpoint_alone_is_t
         web_search_engines=["searxng", "browser"],
         serp_url="https://html.duckduckgo.com/html/",
     )
-    with WebFetcher(down, gate=graph.domains, resolver=resolver) as fetcher:
-        engines, _ = build_engines(down, fetcher, renderer=lambda: ChromiumRenderer(Path("/nonexistent/chromium")))
+    with WebFetcher.from_settings(down, gate=graph.domains, resolver=resolver) as fetcher:
+        engines, _ = build_engines(
+            down.search,
+            down.web.chromium_path,
+            fetcher,
+            renderer=lambda: ChromiumRenderer(Path("/nonexistent/chromium")),
+        )
         run = WebSearchRun(query=QUERY)
         assert web_search(graph, down, fetcher, engines).search(QUERY, run) == []
     assert [(e["engine"], e["state"], e["code"]) for e in run.engines] == [
@@ -483,11 +490,11 @@ def test_the_browser_engine_reads_the_results_page_in_chromium_after_searxng_fai
         web_search_engines=["searxng", "browser"],
         chromium_path=chromium,
     )
-    with WebFetcher(settings, gate=graph.domains, resolver=resolver) as fetcher:
-        engines, _ = build_engines(settings, fetcher)
+    with WebFetcher.from_settings(settings, gate=graph.domains, resolver=resolver) as fetcher:
+        engines, _ = build_engines(settings.search, settings.web.chromium_path, fetcher)
         search = web_search(graph, settings, fetcher, engines)
         executor = ResearchExecutor(
-            graph.store, lambda: graph.ingest, settings.allowed_roots, web=lambda: fetcher, search=lambda: search
+            graph.store, lambda: graph.ingest, settings.paths.allowed_roots, web=lambda: fetcher, search=lambda: search
         )
         try:
             status = run_query(graph, executor, "web_browser", QUERY)
@@ -527,13 +534,13 @@ def test_without_a_reachable_engine_a_query_job_still_finishes_through_the_acade
         )
         # the defaults: no SearXNG, the browser engine at the real DuckDuckGo, which this machine cannot reach
         settings = graph.settings.model_copy(update={"web_search_engines": ["auto"]})
-        with WebFetcher(settings, gate=graph.domains, resolver=resolver) as fetcher:
-            engines, notes = build_engines(settings, fetcher)
+        with WebFetcher.from_settings(settings, gate=graph.domains, resolver=resolver) as fetcher:
+            engines, notes = build_engines(settings.search, settings.web.chromium_path, fetcher)
             search = web_search(graph, settings, fetcher, engines, notes)
             executor = ResearchExecutor(
                 graph.store,
                 lambda: graph.ingest,
-                settings.allowed_roots,
+                settings.paths.allowed_roots,
                 academic=lambda n: graph.academic(n, settings=api),
                 web=lambda: fetcher,
                 search=lambda: search,
@@ -570,13 +577,13 @@ def test_a_natural_question_is_searched_in_the_academic_apis_too_and_a_skip_says
         api = settings.model_copy(
             update={**replay.settings_overrides(), "scholarly_cache_path": tmp_path / "scholarly.sqlite"}
         )
-        with WebFetcher(settings, gate=graph.domains, resolver=resolver) as fetcher:
-            engines, _ = build_engines(settings, fetcher)
+        with WebFetcher.from_settings(settings, gate=graph.domains, resolver=resolver) as fetcher:
+            engines, _ = build_engines(settings.search, settings.web.chromium_path, fetcher)
             search = web_search(graph, settings, fetcher, engines)
             executor = ResearchExecutor(
                 graph.store,
                 lambda: graph.ingest,
-                settings.allowed_roots,
+                settings.paths.allowed_roots,
                 academic=lambda n: graph.academic(n, settings=api),
                 web=lambda: fetcher,
                 search=lambda: search,

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from lyra.bootstrap import Services
-from lyra.core.settings import Settings
+from lyra.core.settings import FIELD_CONCERN, Settings
 
 from .helpers import ROOT, neo4j_env
 
@@ -45,7 +45,7 @@ import hashlib, json, sys
 from pathlib import Path
 import lyra
 from lyra.core.paths import checkout_root
-from lyra.core.settings import load_settings
+from lyra.core.settings import FIELD_CONCERN, load_settings
 
 def digest(path):
     files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path] if path.is_file() else []
@@ -53,9 +53,11 @@ def digest(path):
     return {p.relative_to(base).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
 
 settings = load_settings()
+def value(name):  # a setting of its concern (prompts_dir: a property of the paths)
+    return getattr(getattr(settings, FIELD_CONCERN.get(name, "paths")), name)
 def path(spec):  # "cypher_dir", or "config_dir/neo4j/pom.xml": a setting, then a path below it
     name, _, below = spec.partition("/")
-    return getattr(settings, name) / below if below else getattr(settings, name)
+    return value(name) / below if below else value(name)
 paths = {spec: path(spec) for spec in sys.argv[1:]}
 print(json.dumps({
     "lyra": lyra.__file__,
@@ -79,12 +81,15 @@ def packaged_paths() -> dict[str, Path]:
     the prompts folder and the Neo4j pom; config_dir itself is not compared whole (config/eval is developer data)."""
     defaults = Settings.model_construct()  # the defaults, without this process's environment
     out: dict[str, Path] = {}
-    for name in Settings.model_fields:
-        value = getattr(defaults, name, None)
+    for name, concern in FIELD_CONCERN.items():
+        value = getattr(getattr(defaults, concern), name, None)
         in_sources = isinstance(value, Path) and any(value.is_relative_to(ROOT / d) for d in ("cypher", "config"))
         if in_sources and name != "config_dir":
             out[name] = value
-    out |= {"prompts_dir": defaults.prompts_dir, "config_dir/neo4j/pom.xml": defaults.config_dir / "neo4j" / "pom.xml"}
+    out |= {
+        "prompts_dir": defaults.paths.prompts_dir,
+        "config_dir/neo4j/pom.xml": defaults.paths.config_dir / "neo4j" / "pom.xml",
+    }
     assert {"cypher_dir", "stance_model_dir", "stance_combiner", "examples_dir", "domains_file"} <= set(out), out
     assert all(path.exists() for path in out.values()), out
     return out
@@ -110,7 +115,7 @@ def test_the_wheel_installed_outside_the_checkout_runs_the_catalogue_check_and_a
     # a clean environment: nothing of the caller's Python path or Lyra settings leaks into the installed Lyra
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LYRA_", "PYTHON", "NEO4J_", "VIRTUAL_ENV"))}
     env |= {**neo4j_env(settings), "LYRA_STATE_DIR": str(tmp_path / "state")}
-    env["LYRA_MODELS_DIR"] = str(settings.models_dir)  # the assembled local LLM: machine state, not a resource
+    env["LYRA_MODELS_DIR"] = str(settings.paths.models_dir)  # the assembled local LLM: machine state, not a resource
     # the trained judge's network decides alone: asking the local LLM too costs about a minute on two busy cores, and
     # its weights are no part of the wheel (the prompts it would read are compared byte for byte below)
     env["LYRA_STANCE_USE_LLM"] = "0"

@@ -129,7 +129,7 @@ def test_is_academic_query(query: str, academic: bool) -> None:
 
 def _filter(llm: ScriptedLLM | None, **overrides: Any) -> CitationFilter:
     settings = load_settings(**overrides)
-    return CitationFilter(settings, BagOfWordsEmbedder(), lambda: llm, settings.prompts_dir)
+    return CitationFilter(settings.academic, BagOfWordsEmbedder(), lambda: llm, settings.paths.prompts_dir)
 
 
 def test_filter_stages_count_and_select() -> None:
@@ -222,7 +222,7 @@ def test_default_stage2_rater_scores_by_the_claims_without_calling_the_llm() -> 
     final, counts = _filter(llm, citation_stage2_top_k=2).select(
         seed, [off_topic, on_topic], ["Vitamin D supplementation reduces depression"]
     )
-    assert load_settings().citation_stage2_rater == "ranker"
+    assert load_settings().academic.citation_stage2_rater == "ranker"
     assert counts.llm_calls == 0 and llm.calls == []
     assert [f.paper.doi for f in final] == ["10.1/a", "10.1/c"]  # despite the bicycle paper's 10,000 citations
     on, off = final

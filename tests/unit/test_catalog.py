@@ -14,11 +14,11 @@ from lyra.graph.catalog import CypherCatalog
 
 @pytest.fixture(scope="module")
 def catalog() -> CypherCatalog:
-    return CypherCatalog.load(load_settings().cypher_dir)
+    return CypherCatalog.load(load_settings().paths.cypher_dir)
 
 
 def test_catalog_loads_every_file_under_cypher(catalog: CypherCatalog) -> None:
-    files = sorted(load_settings().cypher_dir.rglob("*.cypher"))
+    files = sorted(load_settings().paths.cypher_dir.rglob("*.cypher"))
     assert len(catalog.names()) == len(files) > 20
 
 

@@ -333,7 +333,9 @@ def test_the_docs_tool_overview_lists_exactly_the_mcp_tools() -> None:
     listed = {name for first, _ in readme_table("## The tools", TOOLS_PAGE) for name in re.findall(r"`(\w+)\(", first)}
     tools = {operation.name for operation in OPERATIONS if operation.mcp}
     assert not tools - listed, f"docs/guides/mcp-clients.md, The tools: MCP tools not listed: {sorted(tools - listed)}"
-    assert not listed - tools, f"docs/guides/mcp-clients.md, The tools: tools the catalogue does not offer on MCP: {sorted(listed - tools)}"
+    assert not listed - tools, (
+        f"docs/guides/mcp-clients.md, The tools: tools the catalogue does not offer on MCP: {sorted(listed - tools)}"
+    )
 
 
 def test_the_docs_rest_overview_lists_exactly_the_routes_each_with_its_operation() -> None:

@@ -15,7 +15,7 @@ from lyra.services.jobs import default_worker_name
     ["neo4j+s://abcd1234.databases.neo4j.io", "neo4j://core1.example:7687", "neo4j+ssc://10.0.0.5", "bolt://127.0.0.1"],
 )
 def test_cluster_aura_and_single_server_addresses_are_accepted(uri: str) -> None:
-    assert load_settings(neo4j_uri=uri, neo4j_password="x" * 8).neo4j_uri == uri
+    assert load_settings(neo4j_uri=uri, neo4j_password="x" * 8).neo4j.neo4j_uri == uri
 
 
 def test_another_scheme_is_refused_with_the_accepted_ones_named() -> None:
@@ -24,13 +24,13 @@ def test_another_scheme_is_refused_with_the_accepted_ones_named() -> None:
 
 
 def test_the_job_lease_must_outlive_two_heartbeats() -> None:
-    assert load_settings(job_heartbeat_seconds=0.5, job_stale_seconds=3).job_stale_seconds == 3
+    assert load_settings(job_heartbeat_seconds=0.5, job_stale_seconds=3).jobs.job_stale_seconds == 3
     with pytest.raises(ValidationError, match=r"LYRA_JOB_STALE_SECONDS .* at least twice LYRA_JOB_HEARTBEAT_SECONDS"):
         load_settings(job_heartbeat_seconds=5, job_stale_seconds=6)
 
 
 def test_worker_names_are_plain_tokens_and_unique_per_process_by_default() -> None:
-    assert load_settings(worker_name="host-2.worker_1").worker_name == "host-2.worker_1"
+    assert load_settings(worker_name="host-2.worker_1").jobs.worker_name == "host-2.worker_1"
     with pytest.raises(ValidationError, match="worker_name"):
         load_settings(worker_name="two words")
     first, second = default_worker_name(), default_worker_name()

@@ -154,7 +154,7 @@ def test_the_session_settings_are_checked() -> None:
     for bad in ({"mcp_max_sessions": 0}, {"mcp_session_idle_seconds": 0}, {"mcp_session_idle_seconds": float("inf")}):
         with pytest.raises(ValidationError, match=next(iter(bad))):
             load_settings(**bad)
-    assert (load_settings().mcp_max_sessions, load_settings().mcp_session_idle_seconds) == (100, 1800)
+    assert (load_settings().api.mcp_max_sessions, load_settings().api.mcp_session_idle_seconds) == (100, 1800)
 
 
 # ----------------------------------------------------------------------------------------------- duplicate headers

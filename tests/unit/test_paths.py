@@ -18,25 +18,25 @@ def test_a_checkout_reads_its_own_folders_and_keeps_its_state_beside_them() -> N
     settings = load_settings()
     assert paths.default_cypher_dir() == ROOT / "cypher" and paths.default_config_dir() == ROOT / "config"
     assert paths.default_state_dir() == ROOT / ".lyra"
-    assert settings.stance_model_dir == ROOT / "config" / "stance"
-    assert settings.stance_combiner == ROOT / "config" / "stance_combiner.json"
-    assert settings.learning_regression_set == ROOT / "config" / "learning" / "regression_pairs.jsonl"
+    assert settings.models.stance_model_dir == ROOT / "config" / "stance"
+    assert settings.models.stance_combiner == ROOT / "config" / "stance_combiner.json"
+    assert settings.learning.learning_regression_set == ROOT / "config" / "learning" / "regression_pairs.jsonl"
 
 
 def test_the_domain_policy_and_the_examples_follow_the_config_folder_unless_set(tmp_path: Path) -> None:
     moved = load_settings(config_dir=tmp_path)
-    assert moved.domains_file == tmp_path / "domains.yaml"
-    assert moved.examples_dir == tmp_path / "examples"
-    assert moved.allowed_roots == [tmp_path / "examples"]
-    assert moved.prompts_dir == tmp_path / "prompts"
+    assert moved.paths.domains_file == tmp_path / "domains.yaml"
+    assert moved.paths.examples_dir == tmp_path / "examples"
+    assert moved.paths.allowed_roots == [tmp_path / "examples"]
+    assert moved.paths.prompts_dir == tmp_path / "prompts"
     own = load_settings(config_dir=tmp_path, domains_file=tmp_path / "policy.yaml", examples_dir=tmp_path / "corpus")
-    assert (own.domains_file, own.examples_dir, own.allowed_roots) == (
+    assert (own.paths.domains_file, own.paths.examples_dir, own.paths.allowed_roots) == (
         tmp_path / "policy.yaml",
         tmp_path / "corpus",
         [tmp_path / "corpus"],
     )
     roots = load_settings(examples_dir=tmp_path / "corpus", allowed_roots=str(tmp_path / "a"))
-    assert roots.allowed_roots == [tmp_path / "a"]
+    assert roots.paths.allowed_roots == [tmp_path / "a"]
 
 
 def test_outside_a_checkout_the_packaged_resources_are_read_and_their_absence_is_named(

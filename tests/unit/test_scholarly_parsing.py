@@ -137,13 +137,13 @@ def test_settings_name_the_scholarly_environment_variables(monkeypatch: pytest.M
     monkeypatch.setenv("LYRA_CONTACT_EMAIL", "me@example.org")
     monkeypatch.setenv("LYRA_S2_REQUESTS_PER_SECOND", "0.5")
     settings = load_settings(state_dir=tmp_path)
-    assert settings.s2_api_key is not None and settings.s2_api_key.get_secret_value() == "k-123"
-    assert settings.openalex_api_key is None
-    assert settings.s2_requests_per_second == 0.5
-    assert settings.s2_url == "https://api.semanticscholar.org/graph/v1"
-    assert settings.openalex_url == "https://api.openalex.org"
+    assert settings.scholarly.s2_api_key is not None and settings.scholarly.s2_api_key.get_secret_value() == "k-123"
+    assert settings.scholarly.openalex_api_key is None
+    assert settings.scholarly.s2_requests_per_second == 0.5
+    assert settings.scholarly.s2_url == "https://api.semanticscholar.org/graph/v1"
+    assert settings.scholarly.openalex_url == "https://api.openalex.org"
     assert settings.scholarly_cache_file == tmp_path / "cache" / "scholarly.sqlite"
-    assert "mailto:me@example.org" in user_agent(settings.contact_email)
+    assert "mailto:me@example.org" in user_agent(settings.scholarly.contact_email)
 
 
 def test_the_fixture_corpus_and_the_synthetic_corpus_validate() -> None:

@@ -181,9 +181,9 @@ def test_a_name_resolving_to_any_refused_address_is_refused() -> None:
 
 def test_the_allow_list_setting_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LYRA_FETCH_ALLOW_HOSTS", "127.0.0.1, ::1,10.0.0.0/8 wiki.intranet")
-    assert load_settings().fetch_allow_hosts == ["127.0.0.1", "::1", "10.0.0.0/8", "wiki.intranet"]
+    assert load_settings().web.fetch_allow_hosts == ["127.0.0.1", "::1", "10.0.0.0/8", "wiki.intranet"]
     monkeypatch.setenv("LYRA_FETCH_ALLOW_HOSTS", "http://evil/")
     with pytest.raises(ValidationError, match="LYRA_FETCH_ALLOW_HOSTS"):
         load_settings()
     monkeypatch.delenv("LYRA_FETCH_ALLOW_HOSTS")
-    assert load_settings().fetch_allow_hosts == []
+    assert load_settings().web.fetch_allow_hosts == []

@@ -62,7 +62,9 @@ class RecordingEvidence:
 def detector(max_links: int, llm: AddressLLM | None) -> tuple[CitationDetector, RecordingEvidence]:
     settings = Settings(web_citation_max_links=max_links)
     evidence = RecordingEvidence()
-    found = CitationDetector(settings, cast(EvidenceRepository, evidence), None, lambda: llm, settings.prompts_dir)
+    found = CitationDetector(
+        settings.web, cast(EvidenceRepository, evidence), None, lambda: llm, settings.paths.prompts_dir
+    )
     return found, evidence
 
 
@@ -106,7 +108,9 @@ def test_blocked_and_unnamed_hosts_are_dropped_and_kept_ones_carry_their_categor
     settings = Settings()
     evidence = RecordingEvidence()
     gate = cast(DomainGate, NamingGate())
-    found = CitationDetector(settings, cast(EvidenceRepository, evidence), gate, lambda: None, settings.prompts_dir)
+    found = CitationDetector(
+        settings.web, cast(EvidenceRepository, evidence), gate, lambda: None, settings.paths.prompts_dir
+    )
     links = [
         Link("https://ads.example.com/doi/10.1000/x", "ad"),
         Link("http://[::1]:8080/doi/10.1000/y", "local"),

@@ -325,19 +325,23 @@ def test_a_results_page_that_is_not_html_is_a_bad_answer() -> None:
 # ----------------------------------------------------------------------------- settings and engine choice
 def test_auto_uses_searxng_when_configured_then_the_browser_when_chromium_is_installed() -> None:
     with_sx = load_settings(searxng_url="http://127.0.0.1:8888/")
-    assert engine_names(with_sx, chromium=lambda _p: True) == (["searxng", "browser"], [])
-    names, notes = engine_names(load_settings(), chromium=lambda _p: False)
+    chromium_path = with_sx.web.chromium_path
+    assert engine_names(with_sx.search, chromium_path, chromium=lambda _p: True) == (["searxng", "browser"], [])
+    names, notes = engine_names(load_settings().search, chromium_path, chromium=lambda _p: False)
     assert names == [] and any("LYRA_SEARXNG_URL" in n for n in notes) and any("chromium" in n for n in notes)
-    assert engine_names(load_settings(web_search_engines="off"), chromium=lambda _p: True)[0] == []
-    names, notes = engine_names(load_settings(web_search_engines="browser,searxng"), chromium=lambda _p: False)
+    off = load_settings(web_search_engines="off").search
+    assert engine_names(off, chromium_path, chromium=lambda _p: True)[0] == []
+    both = load_settings(web_search_engines="browser,searxng").search
+    names, notes = engine_names(both, chromium_path, chromium=lambda _p: False)
     assert names == ["browser"] and "LYRA_SEARXNG_URL is not set" in notes[0]
-    engines, _ = build_engines(with_sx, FakeWeb(lambda url: html_response(url, "")), chromium=lambda _p: True)
+    web = FakeWeb(lambda url: html_response(url, ""))
+    engines, _ = build_engines(with_sx.search, chromium_path, web, chromium=lambda _p: True)
     assert [e.name for e in engines] == ["searxng", "browser"]
 
 
 def test_search_settings_are_checked_with_the_field_named() -> None:
-    assert load_settings(searxng_url="http://10.0.0.5:8080/search").searxng_url == "http://10.0.0.5:8080"
-    assert load_settings(web_search_engines='["searxng"]').web_search_engines == ["searxng"]
+    assert load_settings(searxng_url="http://10.0.0.5:8080/search").search.searxng_url == "http://10.0.0.5:8080"
+    assert load_settings(web_search_engines='["searxng"]').search.web_search_engines == ["searxng"]
     with pytest.raises(ValidationError, match="LYRA_SEARXNG_URL"):
         load_settings(searxng_url="searx.local?q=")
     with pytest.raises(ValidationError, match="stand alone"):

@@ -13,12 +13,13 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Generic, Literal, TypeVar
 
 import httpx
 
 from lyra.core.errors import BudgetExhausted, SourceUnavailable
-from lyra.core.settings import Settings
+from lyra.core.settings import ScholarlySettings
 from lyra.sources.scholarly.http import (
     ApiHttp,
     RequestBudget,
@@ -209,7 +210,8 @@ def _openalex_lookup_id(pid: PaperId, found: Paper | None) -> PaperId | None:
 
 
 def build_sources(
-    settings: Settings,
+    settings: ScholarlySettings,
+    cache_file: Path,
     *,
     max_requests: int | None = None,
     s2: bool = True,
@@ -217,15 +219,16 @@ def build_sources(
     page_size: int = 100,
 ) -> ScholarlySources:
     """Both clients over one ``httpx.Client``, one response cache and one request budget (``max_requests`` sent
-    requests across both APIs; cache hits are free). Rate limiters are shared process-wide per API. Close the
-    result (or use it as a context manager) to release the client and the cache."""
+    requests across both APIs; cache hits are free). Rate limiters are shared process-wide per API. ``cache_file``:
+    the response cache (``Settings.scholarly_cache_file``). Close the result (or use it as a context manager) to
+    release the client and the cache."""
     client = httpx.Client(
         timeout=httpx.Timeout(settings.scholarly_timeout_seconds),
         follow_redirects=True,
         headers={"User-Agent": user_agent(settings.contact_email)},
     )
     cache = (
-        ResponseCache(settings.scholarly_cache_file, settings.scholarly_cache_ttl_seconds)
+        ResponseCache(cache_file, settings.scholarly_cache_ttl_seconds)
         if settings.scholarly_cache_ttl_seconds > 0
         else None
     )

@@ -18,7 +18,7 @@ from typing import Literal
 import httpx
 
 from lyra.core.errors import LyraError
-from lyra.core.settings import Settings
+from lyra.core.settings import ScholarlySettings
 from lyra.sources.scholarly.crossref import CONCERNING, CORRECTING, RETRACTING, Crossref, Notice
 from lyra.sources.scholarly.http import ApiHttp, RequestBudget, RetryPolicy, Usage, shared_limiter, user_agent
 from lyra.sources.scholarly.openalex import OpenAlex, retraction_flags
@@ -117,7 +117,7 @@ class RetractionChecker:
         self.close()
 
 
-def build_retraction_checker(settings: Settings, *, max_requests: int | None = None) -> RetractionChecker:
+def build_retraction_checker(settings: ScholarlySettings, *, max_requests: int | None = None) -> RetractionChecker:
     """Crossref and OpenAlex clients for retraction lookups: one client, one budget, no response cache."""
     client = httpx.Client(
         timeout=httpx.Timeout(settings.scholarly_timeout_seconds),
