@@ -203,6 +203,16 @@ def env_names(model: type[BaseModel], name: str, field: FieldInfo, prefix: str) 
     return (f"{prefix}{field.alias or name}".upper(),)
 
 
+def declared_env_names(name: str) -> tuple[str, ...]:
+    """The names the settings module itself reads a field from (lyra.core.settings.env_names), when it says."""
+    from lyra.core import settings as module
+
+    reader = getattr(module, "env_names", None)
+    if reader is None or name not in getattr(module, "FIELD_CONCERN", {}):
+        return ()
+    return tuple(reader(name))
+
+
 def setting_rows(
     model: type[BaseModel], meanings: dict[str, str], prefix: str, path: str = "", section: str = ""
 ) -> Iterator[SettingRow]:
@@ -218,7 +228,7 @@ def setting_rows(
             title = (annotation.__doc__ or "").strip().split("\n")[0]
             yield from setting_rows(annotation, meanings, sub_prefix, f"{dotted}.", f"`{dotted}`: {title}".rstrip(": "))
             continue
-        env = env_names(model, name, field, prefix)
+        env = declared_env_names(name) or env_names(model, name, field, prefix)
         legacy = [f"LYRA_{dotted.replace('.', '_')}".upper(), f"LYRA_{name}".upper()]
         meaning = field.description or next((meanings[n] for n in [*env, *legacy] if n in meanings), "")
         yield SettingRow(
