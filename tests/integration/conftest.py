@@ -1,4 +1,4 @@
-"""Shared fixtures.
+"""The integration tests' fixtures: the Neo4j under test and Services over it.
 
 Which Neo4j the integration tests use, in order:
 1. ``NEO4J_URI`` (+ ``NEO4J_USERNAME``/``NEO4J_PASSWORD``) when set — `make test` and `.ci/run` point it at the

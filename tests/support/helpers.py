@@ -89,6 +89,8 @@ def claim_materials(services: Services, task_id: str, evidence_limit: int = 10) 
 
 
 ROOT = Path(__file__).resolve().parents[2]
+# this folder: the shared helpers and the scripts some tests run as subprocesses (job_claimer.py, paused_serve.py)
+SUPPORT_DIR = Path(__file__).resolve().parent
 
 
 def neo4j_env(settings: Settings) -> dict[str, str]:

@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-PATH = Path(__file__).resolve().parent / "data/hostile_cypher.yaml"
+PATH = Path(__file__).resolve().parents[1] / "data/hostile_cypher.yaml"
 
 
 def load_corpus() -> list[dict[str, Any]]:

@@ -34,7 +34,7 @@ from lyra.services.research import ResearchExecutor
 from lyra.testing.scholarly import Corpus, ReplayServer
 
 pytestmark = pytest.mark.neo4j
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CORPUS = ROOT / "config" / "examples" / "scholarly" / "corpus.json"
 SEED_DOI = "10.5555/lyra.trf.2024.001"
 CLAIM = "Time-restricted eating improves insulin sensitivity in adults"

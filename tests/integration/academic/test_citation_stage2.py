@@ -4,7 +4,8 @@ rates the demo corpus's trials above its bicycle paper inside the citation filte
 
 Issue 25: the LLM's 0-10 rating it replaced gave nearly every paper 5 — a rater that rates everything alike has an
 AUC of 0.5 and equal usefulness for the trial and the bicycle paper, so both tests fail on it. The graph side of
-Stage 2 (a doi job's stage counts, with 0 LLM calls) is in tests/integration/test_academic_flow.py on the real Neo4j.
+Stage 2 (a doi job's stage counts, with 0 LLM calls) is in tests/integration/academic/test_academic_flow.py on the
+real Neo4j.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from lyra.services.academic import CitationFilter
 from lyra.services.demo import SCHOLARLY_DEMO_HYPOTHESIS
 from lyra.services.evaluation import evaluate_usefulness
 from lyra.sources.scholarly import Paper
-from tests.integration.helpers import ROOT, run_lyra
+from tests.support.helpers import ROOT, run_lyra
 
 pytestmark = [pytest.mark.models]
 PAIRS = ROOT / "tests" / "data" / "usefulness_pairs.jsonl"

@@ -22,11 +22,10 @@ from lyra.services.jobs import ClaimedJob, JobContext, JobOutcome, JobService
 from lyra.services.research import ResearchExecutor
 from lyra.sources.web import WebFetcher
 from lyra.testing.scholarly import Corpus, ReplayServer
-
-from .helpers import article_site
+from tests.support.helpers import article_site
 
 pytestmark = pytest.mark.neo4j
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CORPUS = ROOT / "config" / "examples" / "scholarly" / "corpus.json"
 CLAIM = "Time-restricted eating improves insulin sensitivity in adults"
 SEED_DOI = "10.5555/lyra.trf.2024.001"  # the corpus's seed trial (venue: Journal of Metabolic Trials)

@@ -25,7 +25,7 @@ from lyra.sources.scholarly import Paper, PaperId, ScholarlySources, build_sourc
 from lyra.sources.scholarly.semantic_scholar import FIELDS
 from lyra.testing.scholarly import Corpus, ReplayServer, synthetic_corpus
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "scholarly"
+DATA = Path(__file__).resolve().parents[2] / "data" / "scholarly"
 CORPUS = Corpus.load(DATA / "corpus.json")
 BY_ID = {p.id: p for p in CORPUS.papers}
 HUB = BY_ID["hub"]
@@ -329,9 +329,9 @@ def test_requests_never_exceed_the_rate_limit_even_from_several_threads(server: 
             t.join()
     stamps = sorted(c.time for c in server.requests("semantic_scholar"))
     assert len(stamps) == 8
-    # 10/s: the limiter lets requests go 100 ms apart (tests/unit/test_scholarly_parsing.py checks that exactly);
-    # measured at the server, scheduling jitter on a busy machine lands on single gaps, so any five consecutive
-    # arrivals span at least 0.4 s less 50 ms, and no two arrive closer than half the interval
+    # 10/s: the limiter lets requests go 100 ms apart (tests/unit/sources/test_scholarly_parsing.py checks that
+    # exactly); measured at the server, scheduling jitter on a busy machine lands on single gaps, so any five
+    # consecutive arrivals span at least 0.4 s less 50 ms, and no two arrive closer than half the interval
     assert all(later - earlier >= 0.4 - 0.05 for earlier, later in zip(stamps, stamps[4:], strict=False)), stamps
     assert min(b - a for a, b in itertools.pairwise(stamps)) >= 0.05
 
@@ -505,7 +505,7 @@ def test_replay_runs_as_a_module_and_takes_faults_over_http(tmp_path: Path) -> N
         [sys.executable, "-m", "lyra.testing.scholarly", "--corpus", str(DATA / "corpus.json")],
         stdout=subprocess.PIPE,
         text=True,
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=Path(__file__).resolve().parents[3],
     )
     try:
         assert process.stdout is not None

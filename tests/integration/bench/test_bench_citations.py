@@ -11,8 +11,7 @@ import pytest
 from lyra.bench.citations import TASK_ID, CitationBenchResult, corpus_counts
 from lyra.bootstrap import Services
 from lyra.testing.scholarly import synthetic_corpus
-
-from .helpers import run_lyra
+from tests.support.helpers import run_lyra
 
 pytestmark = pytest.mark.neo4j
 

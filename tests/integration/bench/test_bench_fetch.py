@@ -11,8 +11,7 @@ import pytest
 
 from lyra.bench.fetch import DOMAIN_SUFFIX, TASK_ID, FetchBenchResult
 from lyra.bootstrap import Services
-
-from .helpers import run_lyra
+from tests.support.helpers import run_lyra
 
 pytestmark = pytest.mark.neo4j
 

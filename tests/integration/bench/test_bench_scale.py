@@ -14,8 +14,7 @@ import pytest
 from benchmarks.scale import ScaleBenchResult
 from benchmarks.scale_data import sizes
 from lyra.bootstrap import Services
-
-from .helpers import ROOT
+from tests.support.helpers import ROOT
 
 pytestmark = pytest.mark.neo4j
 CLAIMS, EDGES, CITES = 200, 1_000, 100

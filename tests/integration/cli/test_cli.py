@@ -13,8 +13,7 @@ import pytest
 
 from lyra.bootstrap import Services
 from lyra.core.settings import Settings
-
-from .helpers import ROOT, neo4j_env, run_lyra
+from tests.support.helpers import ROOT, neo4j_env, run_lyra
 
 pytestmark = pytest.mark.neo4j
 

@@ -12,8 +12,7 @@ import pytest
 from lyra.core.errors import Neo4jServerError
 from lyra.core.settings import Settings, load_settings
 from lyra.graph.server import KNOWN_PORTS, LocalNeo4j, instance_for_uri
-
-from .helpers import run_lyra
+from tests.support.helpers import run_lyra
 
 pytestmark = pytest.mark.neo4j
 

@@ -14,11 +14,10 @@ import pytest
 
 from lyra.bootstrap import Services
 from lyra.core.settings import Settings
-
-from .helpers import seed_task
+from tests.support.helpers import seed_task
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.browser]
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless",

@@ -23,8 +23,7 @@ from lyra.graph.server import LocalNeo4j, instance_for_uri
 from lyra.models.api import MATERIALS_PAGE_MAX, GetMaterialsRequest, MaterialsOptions, RescoreRequest
 from lyra.services.bulk_import import bulk_load_graph
 from lyra.services.graph_import import load_graph
-
-from .helpers import ROOT
+from tests.support.helpers import ROOT
 
 pytestmark = pytest.mark.neo4j
 

@@ -20,8 +20,7 @@ from hypothesis import strategies as st
 from lyra.bootstrap import Services
 from lyra.models.api import RescoreRequest
 from lyra.models.trust import FeedbackRequest
-
-from .helpers import seed_task
+from tests.support.helpers import seed_task
 
 pytestmark = pytest.mark.neo4j
 

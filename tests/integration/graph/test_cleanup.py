@@ -18,8 +18,7 @@ from lyra.core.errors import ConflictError
 from lyra.mcp.server import create_mcp_server
 from lyra.models.api import GarbageCounts, QueueTargetsRequest, Target
 from lyra.services.jobs import JobService
-
-from .helpers import claim_materials, seed_task
+from tests.support.helpers import claim_materials, seed_task
 
 pytestmark = pytest.mark.neo4j
 

@@ -21,8 +21,7 @@ from lyra.bootstrap import Services
 from lyra.models.api import MaterialClaim
 from lyra.models.confidence import EdgeEvidence, beta_stats, reference_alpha_beta
 from lyra.models.graph import DomainCategory
-
-from .helpers import claim_materials, seed_fragments, seed_task, write_edges
+from tests.support.helpers import claim_materials, seed_fragments, seed_task, write_edges
 
 pytestmark = pytest.mark.neo4j
 

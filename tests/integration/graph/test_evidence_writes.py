@@ -6,8 +6,7 @@ import pytest
 
 from lyra.bootstrap import Services
 from lyra.core.errors import ConflictError, InvalidInputError, NotFoundError
-
-from .helpers import claim_materials, seed_fragments, seed_task
+from tests.support.helpers import claim_materials, seed_fragments, seed_task
 
 pytestmark = pytest.mark.neo4j
 

@@ -11,7 +11,7 @@ from lyra.core.errors import InvalidInputError, NotFoundError
 from lyra.services.graph_import import load_graph_file
 
 pytestmark = pytest.mark.neo4j
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TASK = "example_vitamin_d"
 
 

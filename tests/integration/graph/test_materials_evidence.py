@@ -23,8 +23,7 @@ from lyra.models.api import MATERIALS_PAGE_MAX, GetMaterialsRequest, MaterialsOp
 from lyra.models.trust import FeedbackRequest
 from lyra.services import materials as materials_module
 from lyra.services.provenance import independent_sources
-
-from .helpers import seed_task
+from tests.support.helpers import seed_task
 
 pytestmark = pytest.mark.neo4j
 TASK = "evidence_listing"

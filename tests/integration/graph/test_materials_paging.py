@@ -18,8 +18,7 @@ from lyra.core.errors import InvalidInputError
 from lyra.core.settings import Settings
 from lyra.mcp.server import create_mcp_server
 from lyra.models.api import MATERIALS_PAGE_MAX, GetMaterialsRequest, MaterialsOptions
-
-from .helpers import neo4j_env, run_lyra, seed_fragments, seed_task
+from tests.support.helpers import neo4j_env, run_lyra, seed_fragments, seed_task
 
 pytestmark = pytest.mark.neo4j
 TASK = "paged_task"

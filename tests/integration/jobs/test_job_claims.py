@@ -15,7 +15,6 @@ import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 
@@ -24,8 +23,7 @@ from lyra.core.ids import new_id
 from lyra.graph.store import GraphStore, open_driver
 from lyra.models.api import QueueTargetsRequest, Target
 from lyra.services.jobs import ClaimedJob, JobContext, JobOutcome, JobService, WorkerPool
-
-from .helpers import ROOT, neo4j_env
+from tests.support.helpers import ROOT, SUPPORT_DIR, neo4j_env
 
 pytestmark = pytest.mark.neo4j
 TASK = "claims_task"
@@ -33,7 +31,7 @@ JOBS = 20
 THREADS = 8
 PROCESSES = 3
 MAX_ATTEMPTS = 3
-CLAIMER = Path(__file__).with_name("job_claimer.py")
+CLAIMER = SUPPORT_DIR / "job_claimer.py"
 
 
 @pytest.fixture

@@ -21,9 +21,8 @@ from lyra.core.settings import Settings
 from lyra.mcp.server import create_mcp_server
 from lyra.models.api import GetJobRequest, JobInfo
 from lyra.models.learning import ListProposalsRequest
-
-from .helpers import neo4j_env, run_lyra
-from .test_learning import OVERCALLED, correct, seed
+from tests.support.helpers import neo4j_env, run_lyra
+from tests.support.learning import OVERCALLED, correct, seed
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.models]
 

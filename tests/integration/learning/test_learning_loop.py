@@ -39,7 +39,7 @@ from lyra.models.learning import (
 )
 from lyra.models.trust import FeedbackRequest
 from lyra.sources.injection import Fence
-from tests.integration.helpers import ROOT, learning_services, write_abstracts
+from tests.support.helpers import ROOT, learning_services, write_abstracts
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.models]
 ERRORS = load_pairs(ROOT / "tests" / "data" / "learning_judge_errors.jsonl")

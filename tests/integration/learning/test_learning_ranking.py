@@ -31,7 +31,7 @@ from lyra.models.learning import (
     RetireRuleRequest,
 )
 from lyra.models.trust import FeedbackRequest
-from tests.integration.helpers import ROOT, learning_services, write_abstracts
+from tests.support.helpers import ROOT, learning_services, write_abstracts
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.models]
 ABSTRACTS = load_pairs(ROOT / "tests" / "data" / "learning_judge_errors.jsonl")

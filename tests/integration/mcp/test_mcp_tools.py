@@ -17,7 +17,7 @@ from lyra.services.graph_import import load_graph_file
 from lyra.services.jobs import JobService
 
 pytestmark = pytest.mark.neo4j
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TASK = "example_vitamin_d"
 TOOLS = {
     "create_task": (False, False),

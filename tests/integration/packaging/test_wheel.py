@@ -25,8 +25,7 @@ import pytest
 
 from lyra.bootstrap import Services
 from lyra.core.settings import Settings
-
-from .helpers import ROOT, neo4j_env
+from tests.support.helpers import ROOT, neo4j_env
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.wheel]
 
@@ -170,7 +169,7 @@ def test_the_wheel_installed_outside_the_checkout_runs_the_catalogue_check_and_a
         assert packaged, f"{name}: {seen['paths'][name]} is missing from the wheel"
         assert packaged == digest(source), f"{name}: the wheel's copy differs from {source}"
 
-    # 5. the Cypher catalogue check (tests/integration/test_catalog_explain.py), run by the installed Lyra
+    # 5. the Cypher catalogue check (tests/integration/graph/test_catalog_explain.py), run by the installed Lyra
     for name in ("conftest.py", "integration/test_catalog_explain.py"):
         shutil.copy2(ROOT / "tests" / name, outside / Path(name).name)
     checked = run(

@@ -26,8 +26,7 @@ from lyra.graph.connection import bind_neomodel
 from lyra.models.api import GetStatusRequest, JudgeRemainingRequest, MaterialClaim
 from lyra.models.ingest import IngestRequest
 from lyra.services import ingest as ingest_module
-
-from .helpers import claim_materials
+from tests.support.helpers import claim_materials
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.models]
 

@@ -16,7 +16,7 @@ from lyra.ml.factory import Models
 from lyra.ml.relevance import relevance
 from lyra.sources.chunking import chunk_text
 from lyra.sources.local_files import SourceDocument, read_file
-from tests.integration.helpers import ROOT
+from tests.support.helpers import ROOT
 
 pytestmark = [pytest.mark.models]
 DATA = ROOT / "tests" / "data"

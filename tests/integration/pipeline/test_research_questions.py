@@ -21,7 +21,7 @@ from lyra.core.settings import Settings
 from lyra.mcp.server import create_mcp_server
 from lyra.models.api import CreateTaskRequest, TaskConfig
 from lyra.models.ingest import IngestRequest, ResearchRequest
-from tests.integration.helpers import neo4j_env, run_lyra
+from tests.support.helpers import neo4j_env, run_lyra
 
 pytestmark = pytest.mark.neo4j
 QUESTION = "Does access to microcredit increase household consumption?"

@@ -19,7 +19,7 @@ from lyra.ml.factory import Models, stance_base_path
 from lyra.ml.protocols import LABELS
 from lyra.ml.stance_judge import MANIFEST, TENSORS, StanceArtifact, TrainedStanceJudge, load_fit_rows
 from lyra.ml.weights import sha256_file
-from tests.integration.helpers import ROOT
+from tests.support.helpers import ROOT
 
 pytestmark = [pytest.mark.models]
 SHIPPED = ROOT / "config" / "stance"
@@ -92,7 +92,7 @@ def test_eval_nli_on_a_slice_of_real_held_out_pairs_reports_every_figure() -> No
 
 
 def test_the_default_judge_reads_a_finding_a_null_finding_and_an_off_topic_passage() -> None:
-    from tests.integration.test_pipeline import CLAIM, NULL, OFF_TOPIC, SUPPORT
+    from tests.support.stance_texts import CLAIM, NULL, OFF_TOPIC, SUPPORT
 
     judge = Models(Settings()).nli  # the default: the trained judge with the LLM's two answers
     assert isinstance(judge, TrainedStanceJudge) and judge.llm_judge is not None

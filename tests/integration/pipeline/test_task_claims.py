@@ -9,8 +9,7 @@ import pytest
 from lyra.bootstrap import Services
 from lyra.core.errors import InvalidInputError, NotFoundError
 from lyra.models.api import AddClaimsRequest, CreateTaskRequest, TaskConfig
-
-from .helpers import seed_fragments
+from tests.support.helpers import seed_fragments
 
 pytestmark = pytest.mark.neo4j
 

@@ -15,7 +15,7 @@ from lyra.api.app import STATUS_FOR_ERROR
 from lyra.bootstrap import Services, build_http_app
 from lyra.core.errors import InvalidInputError, LyraError
 from lyra.mcp.server import create_mcp_server
-from tests.unit.test_errors import error_classes
+from tests.support.error_tree import error_classes
 
 pytestmark = pytest.mark.neo4j
 MESSAGE = "something specific went wrong"

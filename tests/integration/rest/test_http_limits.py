@@ -8,9 +8,7 @@ never ran (the task the body would have created does not exist).
 
 from __future__ import annotations
 
-import json
 import os
-import select
 import socket
 import subprocess
 import sys
@@ -23,13 +21,12 @@ import httpx
 import pytest
 
 from lyra.bootstrap import Services
-
-from .helpers import ROOT, neo4j_env
+from tests.support.helpers import ROOT, neo4j_env
+from tests.support.http import CHUNK, post_chunked
 
 pytestmark = pytest.mark.neo4j
 LIMIT = 1_000_000
 HUGE = 50_000_000
-CHUNK = 64 * 1024
 HYPOTHESIS = "Chunked request bodies are bounded by the bytes received"
 
 
@@ -89,58 +86,6 @@ def server(graph: Services, tmp_path: Path) -> Iterator[Server]:
         process.terminate()
         process.wait(30)
         log.close()
-
-
-@dataclass
-class Answer:
-    status: int
-    body: dict[str, object]
-    sent: int  # body bytes the client managed to send before the answer came
-
-
-def post_chunked(port: int, path: str, head: bytes, padding: int, tail: bytes) -> Answer:
-    """POST ``head + b" " * padding + tail`` with Transfer-Encoding: chunked (no Content-Length), stopping as soon as
-    the server answers or closes; returns its status, JSON body and how much of the body was sent."""
-    sock = socket.create_connection(("127.0.0.1", port), timeout=30)
-    request = (
-        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
-        "Accept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
-    )
-    sock.sendall(request.encode())
-    pieces = [head, *([b" " * CHUNK] * (padding // CHUNK)), tail]
-    sent = 0
-    for piece in pieces:
-        readable, _, _ = select.select([sock], [], [], 0)
-        if readable:
-            break
-        try:
-            sock.sendall(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
-        except (BrokenPipeError, ConnectionResetError):
-            break
-        sent += len(piece)
-    else:
-        sock.sendall(b"0\r\n\r\n")
-    received = b""
-    while b"\r\n\r\n" not in received or not _complete(received):
-        try:
-            data = sock.recv(65536)
-        except ConnectionResetError:
-            break
-        if not data:
-            break
-        received += data
-    sock.close()
-    header, _, body = received.partition(b"\r\n\r\n")
-    status = int(header.split(b" ", 2)[1])
-    return Answer(status, json.loads(body) if body else {}, sent)
-
-
-def _complete(received: bytes) -> bool:
-    header, _, body = received.partition(b"\r\n\r\n")
-    for line in header.split(b"\r\n"):
-        if line.lower().startswith(b"content-length:"):
-            return len(body) >= int(line.split(b":", 1)[1])
-    return False
 
 
 def task_ids(server: Server) -> set[str]:

@@ -26,7 +26,7 @@ from lyra.mcp.server import create_mcp_server
 from lyra.services.graph_import import load_graph_file
 
 pytestmark = pytest.mark.neo4j
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TASK = "example_vitamin_d"
 BASE = "http://127.0.0.1"
 JSON = {"content-type": "application/json"}

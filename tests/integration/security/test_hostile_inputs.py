@@ -14,7 +14,7 @@ task with its claims, evidence edges, pages and domains, plus a queued job); eve
   exactly as seeded; after a benign one the seed is checked to be intact and then restored;
 - after every MCP call the session still answers a ping.
 
-An MCP tool case is sent twice: through the SDK's in-process client (as tests/integration/test_mcp_tools.py does)
+An MCP tool case is sent twice: through the SDK's in-process client (as tests/integration/mcp/test_mcp_tools.py does)
 and as raw JSON-RPC over /mcp in one initialised session (the transport `lyra serve` gives clients). Totals per
 category and door are printed at the end of the module.
 """
@@ -61,9 +61,8 @@ from lyra.services.graph_import import load_graph_file
 from lyra.services.jobs import JobService
 from lyra.services.learning import LearningService
 from lyra.services.operations import Operations
-
-from .helpers import ROOT
-from .test_http_limits import post_chunked
+from tests.support.helpers import ROOT
+from tests.support.http import post_chunked
 
 pytestmark = pytest.mark.neo4j
 CORPUS_PATH = ROOT / "tests" / "data" / "hostile_inputs.yaml"

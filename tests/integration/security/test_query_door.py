@@ -43,10 +43,10 @@ from lyra.graph.store import to_plain
 from lyra.mcp.server import create_mcp_server
 from lyra.models.api import QueryGraphRequest
 from lyra.services.graph_import import load_graph_file
-from tests.hostile_cypher import load_corpus
+from tests.support.hostile_cypher import load_corpus
 
 pytestmark = pytest.mark.neo4j
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CORPUS: list[dict[str, Any]] = load_corpus()
 ERROR_FOR_OUTCOME: dict[str, type[LyraError]] = {
     "refused": QueryRefused,

@@ -31,7 +31,7 @@ from lyra.models.api import QueryGraphRequest
 from lyra.services.graph_import import load_graph_file
 
 pytestmark = pytest.mark.neo4j
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PROMPT_SECONDS = 5.0  # every probe's answer, refusals before Neo4j sees anything included
 
 Probe = tuple[str, str, type[LyraError], str]

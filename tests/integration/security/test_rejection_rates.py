@@ -19,7 +19,7 @@ from lyra.services.domains import DomainGate
 from lyra.services.feedback import FeedbackService
 from lyra.services.graph_import import load_graph
 from lyra.sources.domain_policy import ReloadingDomainPolicy
-from tests.integration.helpers import ROOT
+from tests.support.helpers import ROOT
 
 pytestmark = pytest.mark.neo4j
 

@@ -21,7 +21,7 @@ from lyra.models.trust import CalibrationMetricsRequest, CalibrationRollbackRequ
 from lyra.services.domains import DomainGate
 from lyra.services.graph_import import load_graph_file
 from lyra.sources.domain_policy import ReloadingDomainPolicy
-from tests.integration.helpers import ROOT
+from tests.support.helpers import ROOT
 
 pytestmark = pytest.mark.neo4j
 TASK = "example_vitamin_d"

@@ -16,7 +16,7 @@ from lyra.bootstrap import Services, build_services
 from lyra.core.settings import Settings
 from lyra.models.api import GetMaterialsRequest
 from lyra.models.trust import FeedbackRequest
-from tests.integration.helpers import ROOT
+from tests.support.helpers import ROOT
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.models]
 HOSTILE = ROOT / "config" / "examples" / "hostile"

@@ -29,7 +29,7 @@ import pytest
 from lyra.bootstrap import Services
 from lyra.core.ids import text_hash
 from lyra.sources.chunking import chunk_text
-from tests.integration.helpers import ROOT, Served, free_port, neo4j_env
+from tests.support.helpers import ROOT, Served, free_port, neo4j_env
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.models]
 CORPUS = ROOT / "config" / "examples" / "corpus"

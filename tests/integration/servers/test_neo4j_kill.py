@@ -50,15 +50,14 @@ from lyra.graph.connection import bind_neomodel
 from lyra.graph.server import LocalNeo4j, managed_instances
 from lyra.models.api import QueueTargetsRequest, Target
 from lyra.services.jobs import JobService
-
-from .helpers import ROOT, neo4j_env, run_lyra
+from tests.support.helpers import ROOT, SUPPORT_DIR, neo4j_env, run_lyra
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.models]
 CORPUS = ROOT / "config" / "examples" / "corpus"
 DOCUMENTS = ("microplastics_northgate_study.md", "microplastics_news.html", "microplastics_mixed_review.md")
 TASK = "kill_task"
 HYPOTHESIS = "Microplastic particles are present in bottled drinking water at higher concentrations than in tap water."
-PAUSED_SERVE = Path(__file__).with_name("paused_serve.py")
+PAUSED_SERVE = SUPPORT_DIR / "paused_serve.py"
 MAX_ATTEMPTS = 3
 JOB_SECONDS = 600.0  # a whole job with cold models on a busy 2-core machine, with room to spare
 NEO4J_SECONDS = 240.0  # a restart of the managed instance (it answers in about 30 s here)

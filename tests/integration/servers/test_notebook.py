@@ -11,7 +11,7 @@ import pytest
 from nbclient import NotebookClient
 
 from lyra.bootstrap import Services
-from tests.integration.helpers import ROOT, claim_materials, neo4j_env
+from tests.support.helpers import ROOT, claim_materials, neo4j_env
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.models]
 

@@ -18,7 +18,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from lyra.bootstrap import Services
-from tests.integration.helpers import ROOT, Served, free_port, neo4j_env
+from tests.support.helpers import ROOT, Served, free_port, neo4j_env
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.models]
 CORPUS = ROOT / "config" / "examples" / "corpus"

@@ -41,7 +41,7 @@ from lyra.services.research import ResearchExecutor
 from lyra.sources.search import build_engines
 from lyra.sources.web import WebFetcher
 from lyra.sources.web.ssrf import system_resolver
-from tests.integration.helpers import web_search
+from tests.support.helpers import web_search
 
 pytestmark = pytest.mark.neo4j
 PASS = "lyra_pass=solved-by-a-person-7f3a"  # what the "browser" got after solving the CAPTCHA

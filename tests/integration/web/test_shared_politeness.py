@@ -1,5 +1,5 @@
 """Per-domain politeness across workers (issue 13 §1): the request rate and the daily page budget of a domain hold
-for two processes fetching at once (this one and tests/integration/polite_fetcher.py, each with two threads and its
+for two processes fetching at once (this one and tests/support/polite_fetcher.py, each with two threads and its
 own in-process state), because both keep their politeness state in Neo4j (lyra/services/politeness.py). A control
 shows two fetchers with in-process state only do break the rate, so the measurement can fail. Also measures what
 one shared reservation costs."""
@@ -26,7 +26,7 @@ from lyra.graph.store import GraphStore
 from lyra.services.politeness import GraphPageCounter, GraphRateLimiter
 from lyra.sources.web import WebFetcher
 from lyra.sources.web.politeness import RateLimiter, utc_today
-from tests.integration.helpers import ROOT
+from tests.support.helpers import ROOT
 
 pytestmark = pytest.mark.neo4j
 QPS = 4.0
@@ -42,7 +42,7 @@ politeness:
 
 @dataclass
 class Site:
-    """The test server, run as a separate process (tests/integration/polite_fetcher.py serve)."""
+    """The test server, run as a separate process (tests/support/polite_fetcher.py serve)."""
 
     port: int
     hits: list[tuple[float, str]] = field(default_factory=list)  # (CLOCK_MONOTONIC, host)
@@ -57,7 +57,7 @@ class Site:
 @pytest.fixture
 def site() -> Iterator[Site]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.integration.polite_fetcher", "serve"],
+        [sys.executable, "-m", "tests.support.polite_fetcher", "serve"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -135,7 +135,7 @@ def with_other_process(
     """Fetch ``mine`` here (a fetcher with the shared state, two threads) while another process fetches ``theirs``."""
     warm = mine[0].split("/page/")[0].replace("shared.test", "warm.test").replace("daily.test", "warm.test") + "/w"
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.integration.polite_fetcher", "fetch", str(config_dir), warm, *theirs],
+        [sys.executable, "-m", "tests.support.polite_fetcher", "fetch", str(config_dir), warm, *theirs],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

@@ -15,8 +15,7 @@ from lyra.models.api import QueryViewRequest, QueueTargetsRequest, Target
 from lyra.services.jobs import ClaimedJob, JobContext, JobService
 from lyra.services.research import ResearchExecutor
 from lyra.sources.web import WebFetcher
-
-from .helpers import article_site
+from tests.support.helpers import article_site
 
 pytestmark = pytest.mark.neo4j
 CLAIM = "Regular physical activity lowers blood pressure in adults with hypertension"

@@ -20,8 +20,8 @@ import pytest
 from lyra.core.settings import Settings, load_settings
 from lyra.sources.web import FetchOutcome, WebFetcher
 from lyra.sources.web.ssrf import system_resolver
-from tests.integration.helpers import ROOT
-from tests.pdf_maker import make_pdf
+from tests.support.helpers import ROOT
+from tests.support.pdf_maker import make_pdf
 
 ARTICLE = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>Coffee and sleep | Journal of Tests</title>
 <meta name="citation_title" content="Coffee intake and sleep quality">

@@ -14,8 +14,7 @@ from lyra.models.api import GetStatusRequest, QueueTargetsRequest, Target, TaskS
 from lyra.services.jobs import WorkerPool
 from lyra.services.research import ResearchExecutor
 from lyra.sources.web import WebFetcher
-
-from .helpers import article_site
+from tests.support.helpers import article_site
 
 pytestmark = pytest.mark.neo4j
 ARTICLE = b"""<!doctype html><html><head><title>Fasting trial</title>

@@ -32,7 +32,7 @@ from lyra.sources.search import BrowserSerpEngine, SearchEngine, SearxngEngine, 
 from lyra.sources.web import FetchRefused, WebFetcher, origin_of
 from lyra.sources.web.browser import ChromiumRenderer
 from lyra.sources.web.ssrf import system_resolver
-from tests.integration.helpers import web_search
+from tests.support.helpers import web_search
 
 pytestmark = pytest.mark.neo4j
 CLAIM = "Drinking coffee in the afternoon reduces sleep duration in adults"
@@ -519,7 +519,7 @@ def test_without_a_reachable_engine_a_query_job_still_finishes_through_the_acade
 ) -> None:
     from lyra.testing.scholarly import Corpus, ReplayServer
 
-    corpus = Path(__file__).resolve().parents[2] / "config" / "examples" / "scholarly" / "corpus.json"
+    corpus = Path(__file__).resolve().parents[3] / "config" / "examples" / "scholarly" / "corpus.json"
     graph.tasks.create_task("web_none", "Time-restricted eating improves insulin sensitivity in adults")
     with ReplayServer(Corpus.load(corpus)) as replay:
         api = graph.settings.model_copy(
@@ -563,7 +563,7 @@ def test_a_natural_question_is_searched_in_the_academic_apis_too_and_a_skip_says
 
     question = "Does drinking coffee in the afternoon reduce sleep duration in adults?"
     assert not is_academic_query(question)  # the old rule skipped the academic APIs once the web had read a page
-    corpus = Path(__file__).resolve().parents[2] / "config" / "examples" / "scholarly" / "corpus.json"
+    corpus = Path(__file__).resolve().parents[3] / "config" / "examples" / "scholarly" / "corpus.json"
     graph.tasks.create_task("web_natural", CLAIM)
     settings = search_settings(graph, web)
     with ReplayServer(Corpus.load(corpus)) as replay:

@@ -20,9 +20,9 @@ import pytest
 from mcp import Client
 
 from lyra.api.app import create_app
-from lyra.core.errors import ConflictError
 from lyra.core.settings import load_settings
 from lyra.mcp.server import create_mcp_server
+from tests.support.stub_operations import StubOperations
 
 WRONG: dict[str, list[Any]] = {
     "integer": [True, "7", 7.0, 7.5],
@@ -55,22 +55,6 @@ PATH_VALUES = {
     "record_id": "fbr_x",
     "rule_id": "lrl_x",
 }
-
-
-class StubOperations:
-    """Every operation records that it was reached and stops there (validation passed)."""
-
-    def __init__(self) -> None:
-        self.calls: list[str] = []
-        self.requests: list[Any] = []
-
-    def __getattr__(self, name: str) -> Any:
-        def operation(*args: Any, **_kwargs: Any) -> Any:
-            self.calls.append(name)
-            self.requests.extend(args)
-            raise ConflictError(f"operation {name} reached")  # 409 / a tool error: validation passed
-
-        return operation
 
 
 def _resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from tests.unit.test_layers import PACKAGE, module_name
+from tests.support.lyra_source import PACKAGE, module_name
 
 
 def _is_type_checking(test: ast.expr) -> bool:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[2] / "lyra"
+from tests.support.lyra_source import PACKAGE, module_name
 
 LAYER_OF_COMPONENT = {
     "core": "base",
@@ -58,13 +58,6 @@ TESTING_MAY_IMPORT = {"sources"}
 TESTING_IMPORTED_BY = ("lyra.services.demo", "lyra.bench", "lyra.testing")
 # the only modules outside lyra.bench that may import it: the `lyra bench` command group
 BENCH_IMPORTED_BY = ("lyra.cli.bench",)
-
-
-def module_name(path: Path, root: Path = PACKAGE) -> str:
-    parts = list(path.relative_to(root.parent).with_suffix("").parts)
-    if parts[-1] == "__init__" and len(parts) > 1:
-        parts = parts[:-1]
-    return ".".join(parts)
 
 
 def component(module: str) -> str:

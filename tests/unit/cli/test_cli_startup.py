@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from lyra.cli import app
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 HEAVY = (
     "torch",
     "transformers",

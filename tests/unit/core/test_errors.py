@@ -8,9 +8,9 @@ import re
 from pathlib import Path
 
 from lyra.core import errors
-from lyra.core.errors import LyraError
+from tests.support.error_tree import error_classes
 
-PACKAGE = Path(__file__).resolve().parents[2] / "lyra"
+PACKAGE = Path(__file__).resolve().parents[3] / "lyra"
 _ROW = re.compile(r"^(?P<indent>[│ ]*)(?:[├└]── )?(?P<name>[A-Za-z0-9]+) \[(?P<code>[a-z0-9_]+)\]")
 
 
@@ -30,16 +30,6 @@ def documented_tree() -> dict[str, tuple[str | None, str]]:
         tree[match["name"]] = (stack[-1][1] if stack else None, match["code"])
         stack.append((depth, match["name"]))
     return tree
-
-
-def error_classes() -> dict[str, type[LyraError]]:
-    found: dict[str, type[LyraError]] = {}
-    pending: list[type[LyraError]] = [LyraError]
-    while pending:
-        cls = pending.pop()
-        found[cls.__name__] = cls
-        pending.extend(cls.__subclasses__())
-    return found
 
 
 def test_the_docstring_tree_matches_the_classes_parents_and_codes() -> None:

@@ -1,5 +1,6 @@
 """Where the run-time files are found: a checkout's own cypher/ and config/, else the wheel's lyra/_resources
-(tests/integration/test_wheel.py runs the installed wheel); paths that live in a folder follow it when it moves."""
+(tests/integration/packaging/test_wheel.py runs the installed wheel); paths that live in a folder follow it when it
+moves."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from lyra.core import paths
 from lyra.core.settings import load_settings
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_a_checkout_reads_its_own_folders_and_keeps_its_state_beside_them() -> None:

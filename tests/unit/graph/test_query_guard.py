@@ -28,9 +28,9 @@ from lyra.graph import query_guard as guard
 from lyra.graph.server import LocalNeo4j
 from lyra.graph.store import translate_adhoc_errors, translate_errors
 from lyra.services.explore import check_params
-from tests.hostile_cypher import load_corpus
+from tests.support.hostile_cypher import load_corpus
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CORPUS: list[dict[str, Any]] = load_corpus()
 
 

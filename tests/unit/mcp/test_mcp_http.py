@@ -24,8 +24,7 @@ from lyra.api.app import create_app
 from lyra.api.guards import id_problem
 from lyra.core.settings import load_settings
 from lyra.mcp.server import create_mcp_server
-
-from .test_strict_doors import StubOperations
+from tests.support.stub_operations import StubOperations
 
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 INIT = {

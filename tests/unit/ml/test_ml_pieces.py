@@ -21,7 +21,7 @@ from lyra.sources.chunking import chunk_text
 from lyra.sources.domain_policy import DomainPolicy
 from lyra.sources.local_files import SkippedDocument, SourceDocument, iter_documents
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def unit(rows: list[list[float]]) -> np.ndarray:

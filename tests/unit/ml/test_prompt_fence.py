@@ -17,7 +17,7 @@ from lyra.ml.nli import LLMStanceJudge, StanceJudgeConfig
 from lyra.ml.protocols import TokenChoice
 from lyra.sources.injection import Fence
 
-PROMPTS = Path(__file__).resolve().parents[2] / "config" / "prompts"
+PROMPTS = Path(__file__).resolve().parents[3] / "config" / "prompts"
 OPEN = re.compile(r"<<(LYRA-UNTRUSTED-[0-9a-f]+)>>")
 
 

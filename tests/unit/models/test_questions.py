@@ -2,8 +2,8 @@
 takes a claim refusing a question by name, the last guard on what is written (``ClaimIn``), the LLM's answers that
 are questions dropped, how ``lyra research`` gets its claims, and when a query job searches the academic APIs.
 
-No I/O: the LLM here is a declared fake (:class:`ScriptedLLM`); tests/integration/test_research_questions.py runs
-the doors on the real Neo4j."""
+No I/O: the LLM here is a declared fake (:class:`ScriptedLLM`); tests/integration/pipeline/test_research_questions.py
+runs the doors on the real Neo4j."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from lyra.models.ingest import IngestRequest, ResearchRequest
 from lyra.models.validation import parse_many, parse_one
 from lyra.services.research import academic_search_decision, research_claims, skipped_academic
 
-PROMPTS = Path(__file__).resolve().parents[2] / "config" / "prompts"
+PROMPTS = Path(__file__).resolve().parents[3] / "config" / "prompts"
 MICROCREDIT_QUESTION = "Does access to microcredit increase household consumption in poor rural households?"
 MICROCREDIT_CLAIM = "Access to microcredit increases household consumption in poor rural households"
 

@@ -30,7 +30,7 @@ from lyra.services.learning_rules import (
 )
 from lyra.sources.injection import Fence
 
-PROMPTS = Path(__file__).resolve().parents[2] / "config" / "prompts"
+PROMPTS = Path(__file__).resolve().parents[3] / "config" / "prompts"
 
 
 def correction(

@@ -1,6 +1,6 @@
 """Web citation detection's rules, order and limits, with declared fakes (no Neo4j, no model): a scripted LLM that
 answers from the link address, and an evidence repository that records the rows it is given. The real LLM and
-Neo4j run in tests/integration/test_web_citations.py."""
+Neo4j run in tests/integration/web/test_web_citations.py."""
 
 from __future__ import annotations
 

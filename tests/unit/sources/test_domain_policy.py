@@ -11,7 +11,7 @@ import pytest
 from lyra.core.errors import ConfigError, InvalidInputError
 from lyra.sources.domain_policy import DomainPolicy, ReloadingDomainPolicy
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 CATEGORIES = """\
 categories:

@@ -18,7 +18,7 @@ from lyra.sources.injection import (
     wrap_untrusted,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 HOSTILE_DIR = ROOT / "config" / "examples" / "hostile"
 LABELS: dict[str, dict[str, object]] = json.loads((HOSTILE_DIR / "labels.json").read_text(encoding="utf-8"))
 HOSTILE = sorted(name for name, label in LABELS.items() if label["dangerous"])

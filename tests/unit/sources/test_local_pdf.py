@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lyra.sources.local_files import SkippedDocument, SourceDocument, WalkLimits, iter_documents
-from tests.pdf_maker import make_encrypted_pdf, make_pdf
+from tests.support.pdf_maker import make_encrypted_pdf, make_pdf
 
 TEXT = "Melatonin taken one hour before bed shortened the time needed to fall asleep by seven minutes on average."
 

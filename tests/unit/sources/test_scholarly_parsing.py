@@ -20,7 +20,7 @@ from lyra.sources.scholarly.openalex import paper_from_openalex
 from lyra.sources.scholarly.semantic_scholar import paper_from_s2
 from lyra.testing.scholarly import Corpus, inverted_index, synthetic_corpus
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "scholarly"
+DATA = Path(__file__).resolve().parents[2] / "data" / "scholarly"
 
 
 def _load(name: str) -> Any:

@@ -10,7 +10,7 @@ from pathlib import Path
 from lyra.sources.domain_policy import ReloadingDomainPolicy
 from lyra.sources.web.politeness import MemoryPageCounter, PolicyDecider, RateLimiter, RobotsCache, RobotsFile
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 class FakeClock:

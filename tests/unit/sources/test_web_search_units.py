@@ -3,7 +3,7 @@ parser and the browser engine, engine selection from settings, URL normalisation
 
 The saved pages and answers in tests/data/search/ are written for Lyra in the services' real shapes (SearXNG's
 ``/search?format=json`` object; html.duckduckgo.com's result blocks, ads, "No results" notice and bot check).
-The engines' HTTP side is a declared fake (:class:`FakeWeb`) here; tests/integration/test_web_search.py runs them
+The engines' HTTP side is a declared fake (:class:`FakeWeb`) here; tests/integration/web/test_web_search.py runs them
 against a real local HTTP server and real chromium."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from lyra.sources.search import (
 )
 from lyra.sources.web import FetchRefused, PageRenderer, RawResponse
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "search"
+DATA = Path(__file__).resolve().parents[2] / "data" / "search"
 SERP_URL = "https://html.duckduckgo.com/html/?q=afternoon+coffee+sleep"
 
 
