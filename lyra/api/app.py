@@ -4,7 +4,7 @@ given MCP server's streamable HTTP endpoint at ``/mcp``, and the evidence report
 in; this module imports no other adapter and nothing below :class:`~lyra.services.operations.Operations`.
 
 Routes sit on one router per feature; each operation's method, path and status code come from the catalogue
-(:mod:`lyra.models.catalogue`), which ``tests/unit/test_catalogue.py`` checks the route table against.
+(:mod:`lyra.models.catalogue`), which ``tests/unit/architecture/test_catalogue.py`` checks the route table against.
 Thin by design: every route builds the operation's request model, calls the one operation and returns its response
 model. Query and body parameters are generated from the request models (same types, limits, defaults and
 descriptions), so the two doors cannot drift. Errors: Lyra's error tree (``STATUS_FOR_ERROR``, one status per class),
@@ -55,7 +55,7 @@ log = logging.getLogger(__name__)
 PREFIX = "/api/v1"
 MCP_PATH = "/mcp"
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]", "::1"]
-# Every class of the error tree, one status each (exact class; tests/integration/test_error_mapping.py checks that
+# Every class of the error tree, one status each (exact class; tests/integration/rest/test_error_mapping.py checks that
 # no class is missing and raises each through REST and MCP).
 STATUS_FOR_ERROR: dict[type[LyraError], int] = {
     LyraError: status.HTTP_500_INTERNAL_SERVER_ERROR,

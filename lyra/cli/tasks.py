@@ -49,7 +49,7 @@ from lyra.models.api import (
 from lyra.models.ingest import IngestReport, IngestRequest, ResearchRequest, ResearchStart
 from lyra.models.validation import parse_one
 
-if TYPE_CHECKING:  # imported where used: `lyra --help` stays fast (tests/unit/test_cli_startup.py)
+if TYPE_CHECKING:  # imported where used: `lyra --help` stays fast (tests/unit/cli/test_cli_startup.py)
     from lyra.core.settings import Settings
     from lyra.services.operations import Operations
 
