@@ -170,7 +170,7 @@ def test_the_wheel_installed_outside_the_checkout_runs_the_catalogue_check_and_a
         assert packaged == digest(source), f"{name}: the wheel's copy differs from {source}"
 
     # 5. the Cypher catalogue check (tests/integration/graph/test_catalog_explain.py), run by the installed Lyra
-    for name in ("conftest.py", "integration/test_catalog_explain.py"):
+    for name in ("integration/conftest.py", "integration/graph/test_catalog_explain.py"):
         shutil.copy2(ROOT / "tests" / name, outside / Path(name).name)
     checked = run(
         [
