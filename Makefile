@@ -1,6 +1,6 @@
 # The README's two commands are `make demo` and `make test`; both install whatever is missing first (through
 # `make setup`, the one place that installs). The other targets use the .venv as it is (VENV=... names another).
-.PHONY: setup demo test test-unit test-integration lint docs reference screenshots wheel bench bench-scale eval lock clean-state
+.PHONY: setup demo test test-unit test-integration test-models lint docs reference screenshots wheel bench bench-scale eval lock clean-state
 
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -15,11 +15,14 @@ demo:            ## start the managed Neo4j, load the example graph, print its m
 test:            ## the whole suite: ruff (lint, format) + mypy + pytest against the managed test Neo4j (CI runs this)
 	LYRA_VENV=$(VENV) scripts/test.sh
 
-test-unit:       ## tests/unit only: no Neo4j, no model weights (about 40 s)
+test-unit:       ## tests/unit/<package>/ only: no Neo4j, no model weights (about 40 s)
 	$(BIN)/python -m pytest -q tests/unit -m "not neo4j and not models"
 
-test-integration: ## tests/integration against the managed test Neo4j (LYRA_TEST_INSTANCE=test2 … for another)
+test-integration: ## tests/integration/<area>/ against the managed test Neo4j (LYRA_TEST_INSTANCE=test2 … for another)
 	LYRA_VENV=$(VENV) LYRA_TEST_SETUP=0 LYRA_TEST_LINT=0 scripts/test.sh -q tests/integration
+
+test-models:     ## the tests marked `models` (the real offline models; most also need the managed test Neo4j)
+	LYRA_VENV=$(VENV) LYRA_TEST_SETUP=0 LYRA_TEST_LINT=0 scripts/test.sh -q -m models tests
 
 lint:            ## ruff check + ruff format --check + mypy (strict)
 	$(BIN)/ruff check lyra tests benchmarks scripts
@@ -57,7 +60,8 @@ bench-scale:     ## issue 14's table: Lyra beside a SQLite reconstruction of the
 eval:            ## stance judge quality on the held-out test half of the labelled set
 	$(BIN)/lyra eval nli --split test
 
-clean-state:     ## stop the managed instances and delete .lyra/ (all local graph data)
-	-$(BIN)/lyra neo4j stop
-	-$(BIN)/lyra neo4j stop --instance test
+clean-state:     ## stop every managed instance (each .lyra/neo4j/<name>/ with a conf/) and delete .lyra/ (all local graph data)
+	-for conf in .lyra/neo4j/*/conf; do \
+	  [ -d "$$conf" ] && LYRA_STATE_DIR=.lyra $(BIN)/lyra neo4j stop --instance "$$(basename "$$(dirname "$$conf")")"; \
+	done
 	rm -rf .lyra

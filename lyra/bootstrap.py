@@ -2,7 +2,7 @@
 
 ``build_services(settings)`` connects to Neo4j and wires the application layer; ``build_http_app(services)`` builds
 the MCP server and hands it, with the operations and the worker pool, to the REST adapter. Only this module and the
-CLI may import the adapters (``lyra.api``, ``lyra.mcp``); tests/unit/test_layers.py enforces it.
+CLI may import the adapters (``lyra.api``, ``lyra.mcp``); tests/unit/architecture/test_layers.py enforces it.
 """
 
 from __future__ import annotations

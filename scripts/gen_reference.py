@@ -16,7 +16,8 @@ Five pages, each read from the one place the code declares it:
 * ``cypher.md``: the Cypher catalogue (``cypher/``): file, mode, parameters, first comment line.
 
 Everything is iterated, not listed here: a new setting, operation, route, error class or statement appears at the
-next run. tests/unit/test_docs_reference.py regenerates the pages in memory and fails when a committed one differs.
+next run. tests/unit/architecture/test_docs_reference.py regenerates the pages in memory and fails when a committed
+one differs.
 """
 
 from __future__ import annotations

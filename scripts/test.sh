@@ -3,7 +3,8 @@
 # separate from the demo's data), runs ruff (lint and format), mypy, the strict docs build and pytest against it,
 # and stops it again if it started it. Extra arguments go to pytest. Fails when a check fails or when no test ran.
 # LYRA_TEST_INSTANCE=test2 (or any instance name) runs against another managed instance, e.g. for a second checkout.
-# LYRA_TEST_SETUP=0 skips the install step, LYRA_TEST_LINT=0 the ruff and mypy checks (`make test-integration`);
+# LYRA_TEST_SETUP=0 skips the install step, LYRA_TEST_LINT=0 the ruff and mypy checks (`make test-integration`,
+# `make test-models`);
 # LYRA_VENV names another virtual environment than .venv.
 set -euo pipefail
 cd "$(dirname "$0")/.."

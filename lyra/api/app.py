@@ -50,7 +50,7 @@ from lyra.services.operations import Operations
 log = logging.getLogger(__name__)
 MCP_PATH = "/mcp"
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]", "::1"]
-# Every class of the error tree, one status each (exact class; tests/integration/test_error_mapping.py checks that
+# Every class of the error tree, one status each (exact class; tests/integration/rest/test_error_mapping.py checks that
 # no class is missing and raises each through REST and MCP).
 STATUS_FOR_ERROR: dict[type[LyraError], int] = {
     LyraError: status.HTTP_500_INTERNAL_SERVER_ERROR,

@@ -19,7 +19,7 @@ from rich.table import Table
 
 from lyra.core.errors import ConfigError, LyraError
 
-if TYPE_CHECKING:  # imported where used: `lyra --help` stays fast (tests/unit/test_cli_startup.py)
+if TYPE_CHECKING:  # imported where used: `lyra --help` stays fast (tests/unit/cli/test_cli_startup.py)
     from pydantic import ValidationError
 
     from lyra.bootstrap import Services

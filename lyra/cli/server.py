@@ -9,7 +9,7 @@ import typer
 from lyra.cli.common import InstanceOption, err, handle_errors, open_services, out, settings_from_env
 from lyra.core.errors import ConfigError
 
-if TYPE_CHECKING:  # imported where used: `lyra --help` stays fast (tests/unit/test_cli_startup.py)
+if TYPE_CHECKING:  # imported where used: `lyra --help` stays fast (tests/unit/cli/test_cli_startup.py)
     from lyra.services.admin import ManagedNeo4j
 
 neo4j_app = typer.Typer(help="Run the managed local Neo4j (used when NEO4J_URI is not set).", no_args_is_help=True)

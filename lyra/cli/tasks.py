@@ -51,7 +51,7 @@ from lyra.models.ingest import IngestReport, IngestRequest, ResearchRequest, Res
 from lyra.models.timeline import GetChangesRequest, GetClaimTimelineRequest
 from lyra.models.validation import parse_one
 
-if TYPE_CHECKING:  # imported where used: `lyra --help` stays fast (tests/unit/test_cli_startup.py)
+if TYPE_CHECKING:  # imported where used: `lyra --help` stays fast (tests/unit/cli/test_cli_startup.py)
     from lyra.core.settings import Settings
     from lyra.services.operations import Operations
 

@@ -18,7 +18,7 @@ from rich.progress import (
 from lyra.cli.common import err, handle_errors, out, settings_from_env
 
 # The trainer's choices, spelled out so that `lyra train --help` does not import it (numpy, torch); the unit test
-# tests/unit/test_cli_startup.py checks them against lyra.services.training and lyra.ml.stance_judge.
+# tests/unit/cli/test_cli_startup.py checks them against lyra.services.training and lyra.ml.stance_judge.
 DEFAULT_LLM_FEATURES = "yes-no+verdict-logits"
 LLM_FEATURE_SETS = ("yes-no", "yes-no+verdict", "yes-no+verdict-logits", "verdict-logits-only")
 

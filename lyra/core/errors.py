@@ -1,6 +1,6 @@
 """One exception root for everything Lyra raises on purpose.
 
-Tree (``code`` in brackets; tests/unit/test_errors.py checks that this tree and the classes agree)::
+Tree (``code`` in brackets; tests/unit/core/test_errors.py checks that this tree and the classes agree)::
 
     LyraError [lyra_error]
     ├── ConfigError [config_error]                      settings, configuration files or environment are unusable

@@ -2,7 +2,7 @@
 
 :class:`Settings` holds one model per concern (``settings.neo4j``, ``settings.paths``, ``settings.web``, ...), and a
 service is handed only the part it reads. The environment stays flat, as it always was: every field is read from
-``LYRA_<FIELD>`` (field names are unique across the concerns; ``tests/unit/test_settings_nesting.py`` checks), from
+``LYRA_<FIELD>`` (field names are unique across the concerns; ``tests/unit/core/test_settings_nesting.py`` checks), from
 the conventional names some fields also answer to (``NEO4J_URI``, ``OLLAMA_HOST``, ...), or spelled with its
 concern, ``LYRA_<CONCERN>__<FIELD>`` (``LYRA_WEB__WEB_MAX_BYTES``). Keyword arguments may be flat too
 (``Settings(web_max_bytes=...)``, ``settings.model_copy(update={"web_max_bytes": ...})``): each goes to its concern.

@@ -310,7 +310,7 @@ AMPLIFIERS: dict[str, tuple[int, int | None]] = {
 # replace(text, search, replacement) multiplies text by replacement: the replacement must be short and known.
 MAX_REPLACEMENT_CHARS = 100
 
-# The plug-in procedures Lyra's own statements in cypher/ call (tests/unit/test_query_guard.py greps for them).
+# The plug-in procedures Lyra's own statements in cypher/ call (tests/unit/graph/test_query_guard.py greps for them).
 LYRA_PROCEDURES: tuple[str, ...] = ("apoc.lock.nodes",)
 
 

@@ -7,8 +7,8 @@ as a CLI command (``cli``: the words after ``lyra``). An operation left off a do
 ``no_cli``).
 
 The MCP tools are built from this table (:func:`lyra.mcp.server.tool_specs`); the REST routes and the CLI commands
-are checked against it by ``tests/unit/test_catalogue.py``, which fails when an operation is missing from a door it
-should have, or a door offers something the catalogue does not know.
+are checked against it by ``tests/unit/architecture/test_catalogue.py``, which fails when an operation is missing
+from a door it should have, or a door offers something the catalogue does not know.
 
 It lives with the models (the base layer) so that both adapters, MCP and REST, may read it; the method is named,
 not imported, and the test checks that ``Operations`` has it. Helpers the doors use that are not operations of

@@ -678,7 +678,8 @@ _ROLE_RULES: list[_Rule] = [
 
 # Lyra's own MCP tools (lyra/mcp/server.py), the feedback actions (lyra.models.trust.FeedbackAction) and the
 # destructive cleanup mode of stop_task: page text naming one of them next to a call verb targets the assistant
-# that drives Lyra. tests/unit/test_injection.py checks this list against the server's tool specs and the models.
+# that drives Lyra. tests/unit/sources/test_injection.py checks this list against the server's tool specs and the
+# models.
 LYRA_TOOL_NAMES: tuple[str, ...] = (
     "create_task", "add_claims", "queue_targets", "queue_reference_candidates", "get_status", "judge_remaining",
     "get_job", "get_auth_queue", "resolve_auth", "stop_task", "get_materials", "get_evidence_graph", "query_graph",

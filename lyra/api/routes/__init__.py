@@ -4,7 +4,8 @@ Every endpoint is a thin door: it takes the operation's ids from the path and th
 declared body or query model, builds the request model, calls the one :class:`~lyra.services.operations.Operations`
 method and returns its response model. The method, path, status code and response model come from the catalogue
 (:mod:`lyra.models.catalogue`) through :meth:`~lyra.api.routing.FeatureRouter.operation`;
-``tests/unit/test_catalogue.py`` checks that every operation offered on REST has its route and no route is unknown.
+``tests/unit/architecture/test_catalogue.py`` checks that every operation offered on REST has its route and no
+route is unknown.
 """
 
 from __future__ import annotations
