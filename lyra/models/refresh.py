@@ -6,18 +6,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from lyra.models.api import Request, Response, TargetKind, TaskRequest
+from lyra.models.api import Request, Response, RetractionNotice, TargetKind, TaskRequest
 
 PageRetractionState = Literal["retracted", "has_concern", "corrected", "none", "unknown"]
-
-
-class RetractionNoticeInfo(Response):
-    """One notice about a paper, as Crossref (or the Retraction Watch data it carries) records it."""
-
-    kind: str = Field(description="retraction, withdrawal, removal, expression_of_concern, correction, erratum, ...")
-    notice_doi: str | None = None
-    date: str | None = None
-    source: str | None = Field(default=None, description="publisher or retraction-watch")
 
 
 class PageRetraction(Response):
@@ -31,7 +22,7 @@ class PageRetraction(Response):
     )
     newly_retracted: bool = Field(default=False, description="found retracted by this check")
     retracted_at: str | None = None
-    notices: list[RetractionNoticeInfo] = Field(default_factory=list)
+    notices: list[RetractionNotice] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list, description="why a source could not answer")
 
 

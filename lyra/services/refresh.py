@@ -23,13 +23,13 @@ from typing import Any
 from lyra.core.ids import new_id
 from lyra.graph.store import GraphStore
 from lyra.graph.tasks import TaskRepository
+from lyra.models.api import RetractionNotice
 from lyra.models.refresh import (
     PageRetraction,
     RefreshedTarget,
     RefreshRequest,
     RefreshResult,
     RetractionCheck,
-    RetractionNoticeInfo,
 )
 from lyra.services.jobs import JobService
 from lyra.services.timeline import TimelineService
@@ -116,7 +116,10 @@ class RetractionService:
                         state=out.get("state") or status.state,
                         newly_retracted=bool(out.get("newly")),
                         retracted_at=out.get("retracted_at"),
-                        notices=[RetractionNoticeInfo.model_validate(n) for n in _notices(status)],
+                        notices=[
+                            RetractionNotice(kind=n.kind, notice_doi=n.notice_doi, date=n.date, source=n.source)
+                            for n in status.notices
+                        ],
                         errors=list(status.errors),
                     )
                 )
