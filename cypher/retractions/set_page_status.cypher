@@ -6,8 +6,8 @@
 // the first time gets retracted_at (now), retraction_notice_doi and retraction_source (publisher,
 // retraction-watch, openalex); a retraction is never undone by a later answer (the state stays 'retracted': the
 // edges it withdrew stay withdrawn). Answers of sources that could not be reached ('unknown') are not written.
-// Params: $pages = [{page_id, state, notices, notice_doi, source}]
-UNWIND $pages AS row
+// Params: $rows = [{page_id, state, notices, notice_doi, source}] (one per page)
+UNWIND $rows AS row
 MATCH (p:Page {id: row.page_id})
 WITH p, row, row.state = 'retracted' AND p.retracted_at IS NULL AS newly
 SET p.retraction_state = CASE WHEN p.retracted_at IS NOT NULL THEN 'retracted' ELSE row.state END,

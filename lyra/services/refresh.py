@@ -99,7 +99,7 @@ class RetractionService:
             if status.state != "unknown"
             for page_id in by_doi.get(doi, [])
         ]
-        answers = self.store.run("retractions/set_page_status", {"pages": rows}) if rows else []
+        answers = self.store.run("retractions/set_page_status", {"rows": rows}) if rows else []
         written = {str(r["page_id"]): r for r in answers}
         retracted = self.store.run("retractions/retract_edges", {"task_id": task_id})
         edges = sum(len(r["edge_ids"]) for r in retracted)
