@@ -9,4 +9,4 @@ WITH j ORDER BY j.created_at, coalesce(j.queue_seq, 0), j.id
 WITH j.kind AS kind, j.value AS value, collect(j) AS jobs
 RETURN kind, value, head(jobs).options AS options,
        any(x IN jobs WHERE x.state IN ['queued', 'running', 'waiting']) AS pending
-ORDER BY head(jobs).created_at, kind, value
+ORDER BY head(jobs).created_at, coalesce(head(jobs).queue_seq, 0), kind, value
