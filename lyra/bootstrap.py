@@ -36,11 +36,13 @@ from lyra.services.learning import LearningService
 from lyra.services.learning_jobs import LEARNING_PROPOSALS, ProposalsExecutor
 from lyra.services.materials import MaterialsService
 from lyra.services.operations import Operations
+from lyra.services.refresh import RefreshService, RetractionService
 from lyra.services.research import ResearchExecutor
 from lyra.services.status import StatusService
 from lyra.services.tasks import TaskService
 from lyra.services.timeline import TimelineService
 from lyra.sources.domain_policy import ReloadingDomainPolicy
+from lyra.sources.scholarly.retractions import build_retraction_checker
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -96,6 +98,7 @@ class Services:
             learning=lambda: self.learning,
             judging=self.judging,
             timeline=self.timeline,
+            refresh=lambda: self.refresh,
         )
 
     @cached_property
@@ -113,6 +116,19 @@ class Services:
     def timeline(self) -> TimelineService:
         """Runs, claim snapshots, get_changes and claim timelines."""
         return TimelineService(self.store, self.task_repo, self.materials)
+
+    @cached_property
+    def retractions(self) -> RetractionService:
+        """Retraction checks of a task's DOI pages, applied to the graph (Crossref and OpenAlex, read fresh)."""
+        settings = self.settings
+        return RetractionService(
+            self.store, self.task_repo, self.timeline, checker=lambda: build_retraction_checker(settings)
+        )
+
+    @cached_property
+    def refresh(self) -> RefreshService:
+        """refresh_task: a retraction check and the task's earlier targets queued again."""
+        return RefreshService(self.store, self.jobs, self.retractions, self.timeline)
 
     @cached_property
     def learning(self) -> LearningService:

@@ -44,20 +44,24 @@ CALL (f, r, c, old_type, props) {
 }
 SET edge.judge = $judge, edge.judge_rank = 2, edge.judged_at = datetime(), edge.instructions_version = 'feedback',
     edge.offline_relation = offline_relation, edge.offline_confidence = offline_confidence
+// a retracted edge (retractions/retract_edges) stays retracted whatever its relation: it moves no sum or count
+WITH f, edge, c, old_type, props, old_weight,
+     CASE WHEN props.retracted = true THEN null ELSE old_type END AS old_rel,
+     CASE WHEN props.retracted = true THEN null ELSE $new_type END AS new_rel
 CREATE (:Judgment {id: $judgment_id, edge_id: $edge_id, claim_id: c.id, fragment_id: f.id, task_id: $task_id,
                    judge: $judge, judge_rank: 2, relation: $new_type, confidence: 1.0, rationale: $reason,
                    previous_relation: old_type, previous_judge: props.judge, previous_confidence: props.nli_confidence,
                    at: datetime(), instructions_version: 'feedback'})
-SET c.evidence_support_weight = c.evidence_support_weight - CASE old_type WHEN 'SUPPORTS' THEN old_weight ELSE 0.0 END
-      + CASE $new_type WHEN 'SUPPORTS' THEN 1.0 ELSE 0.0 END,
-    c.evidence_refute_weight = c.evidence_refute_weight - CASE old_type WHEN 'REFUTES' THEN old_weight ELSE 0.0 END
-      + CASE $new_type WHEN 'REFUTES' THEN 1.0 ELSE 0.0 END,
-    c.evidence_supports = c.evidence_supports - CASE old_type WHEN 'SUPPORTS' THEN 1 ELSE 0 END
-      + CASE $new_type WHEN 'SUPPORTS' THEN 1 ELSE 0 END,
-    c.evidence_refutes = c.evidence_refutes - CASE old_type WHEN 'REFUTES' THEN 1 ELSE 0 END
-      + CASE $new_type WHEN 'REFUTES' THEN 1 ELSE 0 END,
-    c.evidence_neutrals = c.evidence_neutrals - CASE old_type WHEN 'NEUTRAL' THEN 1 ELSE 0 END
-      + CASE $new_type WHEN 'NEUTRAL' THEN 1 ELSE 0 END
+SET c.evidence_support_weight = c.evidence_support_weight - CASE old_rel WHEN 'SUPPORTS' THEN old_weight ELSE 0.0 END
+      + CASE new_rel WHEN 'SUPPORTS' THEN 1.0 ELSE 0.0 END,
+    c.evidence_refute_weight = c.evidence_refute_weight - CASE old_rel WHEN 'REFUTES' THEN old_weight ELSE 0.0 END
+      + CASE new_rel WHEN 'REFUTES' THEN 1.0 ELSE 0.0 END,
+    c.evidence_supports = c.evidence_supports - CASE old_rel WHEN 'SUPPORTS' THEN 1 ELSE 0 END
+      + CASE new_rel WHEN 'SUPPORTS' THEN 1 ELSE 0 END,
+    c.evidence_refutes = c.evidence_refutes - CASE old_rel WHEN 'REFUTES' THEN 1 ELSE 0 END
+      + CASE new_rel WHEN 'REFUTES' THEN 1 ELSE 0 END,
+    c.evidence_neutrals = c.evidence_neutrals - CASE old_rel WHEN 'NEUTRAL' THEN 1 ELSE 0 END
+      + CASE new_rel WHEN 'NEUTRAL' THEN 1 ELSE 0 END
 // a sum with no edge left is exactly zero (no rounding residue of the subtractions)
 SET c.evidence_support_weight = CASE WHEN c.evidence_supports = 0 THEN 0.0 ELSE c.evidence_support_weight END,
     c.evidence_refute_weight = CASE WHEN c.evidence_refutes = 0 THEN 0.0 ELSE c.evidence_refute_weight END

@@ -56,6 +56,9 @@ CALL (c, grp) {
     WITH c, it, t, f, r, status WHERE status = 'ok' AND r IS NULL
     CREATE (f)-[n:$(it.relation) {id: it.new_edge_id, created_at: datetime(), edge_human_corrected: false,
                                   source_domain_category: t.category}]->(c)
+    // a passage of a retracted paper (retractions/retract_edges): the new edge is retracted from the start
+    FOREACH (_ IN CASE WHEN EXISTS { (f)-[:EXTRACTED_FROM]->(rp:Page) WHERE rp.retracted_at IS NOT NULL }
+                  THEN [1] ELSE [] END | SET n.retracted = true, n.retracted_at = datetime())
     RETURN n AS edge, null AS old_type, {} AS props
   }
   WITH c, it, t, f, status, edge, old_type, props,
@@ -83,22 +86,25 @@ CALL (c, grp) {
                        passage_flagged: coalesce(t.flagged, false), ticket_id: t.id, at: datetime(),
                        instructions_version: $instructions_version})
     DELETE t)
+  // a retracted edge keeps its verdict but moves no sum or count (old_rel / new_rel null)
   RETURN collect({index: it.index, status: status, edge_id: edge.id, relation: it.relation, old_type: old_type,
-                  old_weight: old_weight, weight: weight}) AS results
+                  old_weight: old_weight, weight: weight,
+                  old_rel: CASE WHEN edge.retracted = true THEN null ELSE old_type END,
+                  new_rel: CASE WHEN edge.retracted = true THEN null ELSE it.relation END}) AS results
 }
 WITH c, results, [x IN results WHERE x.status = 'ok'] AS done
 SET c.evidence_support_weight = c.evidence_support_weight
-      - reduce(s = 0.0, e IN done | s + CASE e.old_type WHEN 'SUPPORTS' THEN e.old_weight ELSE 0.0 END)
-      + reduce(s = 0.0, e IN done | s + CASE e.relation WHEN 'SUPPORTS' THEN e.weight ELSE 0.0 END),
+      - reduce(s = 0.0, e IN done | s + CASE e.old_rel WHEN 'SUPPORTS' THEN e.old_weight ELSE 0.0 END)
+      + reduce(s = 0.0, e IN done | s + CASE e.new_rel WHEN 'SUPPORTS' THEN e.weight ELSE 0.0 END),
     c.evidence_refute_weight = c.evidence_refute_weight
-      - reduce(s = 0.0, e IN done | s + CASE e.old_type WHEN 'REFUTES' THEN e.old_weight ELSE 0.0 END)
-      + reduce(s = 0.0, e IN done | s + CASE e.relation WHEN 'REFUTES' THEN e.weight ELSE 0.0 END),
-    c.evidence_supports = c.evidence_supports - size([e IN done WHERE e.old_type = 'SUPPORTS'])
-      + size([e IN done WHERE e.relation = 'SUPPORTS']),
-    c.evidence_refutes = c.evidence_refutes - size([e IN done WHERE e.old_type = 'REFUTES'])
-      + size([e IN done WHERE e.relation = 'REFUTES']),
-    c.evidence_neutrals = c.evidence_neutrals - size([e IN done WHERE e.old_type = 'NEUTRAL'])
-      + size([e IN done WHERE e.relation = 'NEUTRAL'])
+      - reduce(s = 0.0, e IN done | s + CASE e.old_rel WHEN 'REFUTES' THEN e.old_weight ELSE 0.0 END)
+      + reduce(s = 0.0, e IN done | s + CASE e.new_rel WHEN 'REFUTES' THEN e.weight ELSE 0.0 END),
+    c.evidence_supports = c.evidence_supports - size([e IN done WHERE e.old_rel = 'SUPPORTS'])
+      + size([e IN done WHERE e.new_rel = 'SUPPORTS']),
+    c.evidence_refutes = c.evidence_refutes - size([e IN done WHERE e.old_rel = 'REFUTES'])
+      + size([e IN done WHERE e.new_rel = 'REFUTES']),
+    c.evidence_neutrals = c.evidence_neutrals - size([e IN done WHERE e.old_rel = 'NEUTRAL'])
+      + size([e IN done WHERE e.new_rel = 'NEUTRAL'])
 SET c.evidence_support_weight = CASE WHEN c.evidence_supports = 0 THEN 0.0 ELSE c.evidence_support_weight END,
     c.evidence_refute_weight = CASE WHEN c.evidence_refutes = 0 THEN 0.0 ELSE c.evidence_refute_weight END
 RETURN c.id AS claim_id, results

@@ -10,7 +10,8 @@ WHERE coalesce(c.claim_adoption_status, 'adopted') = 'adopted'
 MATCH (f:Fragment)-[r:SUPPORTS|REFUTES|NEUTRAL]->(c)
 WHERE coalesce(r.judge_rank, 0) <= $max_rank
 RETURN r.id AS edge_id, c.id AS claim_id, c.text AS claim_text, f.id AS fragment_id, type(r) AS relation,
-       CASE WHEN r.edge_human_corrected = true THEN 1.0 ELSE coalesce(toFloat(r.nli_confidence), 0.0) END AS weight,
+       CASE WHEN r.retracted = true THEN 0.0 WHEN r.edge_human_corrected = true THEN 1.0
+            ELSE coalesce(toFloat(r.nli_confidence), 0.0) END AS weight,
        toFloat(coalesce(r.nli_confidence_raw, r.nli_confidence)) AS offline_confidence,
        coalesce(r.judge, 'offline:unknown') AS judge, coalesce(r.judge_rank, 0) AS judge_rank,
        r.offline_relation AS offline_relation, coalesce(r.judge_passage_flagged, false) AS flagged,

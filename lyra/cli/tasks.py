@@ -48,6 +48,7 @@ from lyra.models.api import (
 )
 from lyra.models.export import ExportRequest
 from lyra.models.ingest import IngestReport, IngestRequest, ResearchRequest, ResearchStart
+from lyra.models.refresh import RefreshRequest
 from lyra.models.timeline import GetChangesRequest, GetClaimTimelineRequest
 from lyra.models.validation import parse_one
 
@@ -144,6 +145,21 @@ def task_judge_remaining(
     with operations() as ops, ingest_progress() as progress:
         result = ops.judge_remaining(request, progress)
     out.print_json(result.model_dump_json())
+
+
+@task_app.command("refresh")
+@handle_errors
+def task_refresh(
+    task_id: str,
+    max_targets: int = typer.Option(20, "--max-targets", help="queue at most this many earlier targets again"),
+    max_pages: int = typer.Option(200, "--max-pages", help="check the retraction status of at most this many pages"),
+) -> None:
+    """Refresh a task: read the retraction status of its DOI pages fresh (a retracted paper's evidence stops
+    counting; concerns and corrections are shown) and queue its earlier queries, URLs and DOIs again as jobs that
+    `lyra serve` runs. `lyra task changes` then says what moved and why. (MCP/REST refresh_task.)"""
+    request = parse_one(RefreshRequest, {"task_id": task_id, "max_targets": max_targets, "max_pages": max_pages})
+    with operations() as ops:
+        out.print_json(ops.refresh_task(request).model_dump_json())
 
 
 @task_app.command("queue-references")

@@ -755,6 +755,24 @@ class SourceText(Response):
     findings: list[str] = Field(default_factory=list, description="the scanner's findings when flagged")
 
 
+class RetractionNotice(Response):
+    kind: str = Field(description="retraction, withdrawal, expression_of_concern, correction, erratum, ...")
+    notice_doi: str | None = None
+    date: str | None = None
+    source: str | None = Field(default=None, description="publisher or retraction-watch")
+
+
+class PageRetractionStatus(Response):
+    """What the last retraction check (refresh_task) found for a paper with a DOI."""
+
+    state: Literal["retracted", "has_concern", "corrected", "none"] = Field(
+        description="retracted: its evidence no longer counts toward confidence; has_concern (an expression of "
+        "concern) and corrected: shown, never counted; none: no notice"
+    )
+    retracted_at: str | None = Field(default=None, description="when Lyra found it retracted")
+    notices: list[RetractionNotice] = Field(default_factory=list)
+
+
 class EvidencePage(Response):
     """A page this claim's task read that carries the evidence passage."""
 
@@ -764,6 +782,9 @@ class EvidencePage(Response):
     year: int | None
     doi: str | None
     venue: SourceText | None
+    retraction: PageRetractionStatus | None = Field(
+        default=None, description="the paper's retraction status (null: never checked; refresh_task checks it)"
+    )
 
 
 class Evidence(Response):
@@ -787,13 +808,26 @@ class Evidence(Response):
         default=None, description="the passage's sentence the judge found decisive, when the judge reads sentences"
     )
     nli_confidence: float = Field(description="the judge's probability for this relation")
-    weight: float = Field(description="what this edge adds to alpha or beta: 1.0 once a person reviewed it")
+    weight: float = Field(
+        description="what this edge adds to alpha or beta: 1.0 once a person reviewed it, 0.0 when its paper was "
+        "retracted"
+    )
     source_domain_category: str | None
     edge_human_corrected: bool
     judge: str | None = Field(
         default=None,
         description="who drew this edge: offline:<model> (the local judge), assistant:<client>/<model>, "
         "human:<reviewer>; a higher judge's verdict is never overwritten by a lower one",
+    )
+    retracted: bool = Field(
+        default=False,
+        description="the passage comes from a retracted paper: the edge is kept and shown but counts for nothing "
+        "(weight 0.0, left out of the claim's counts)",
+    )
+    retraction: Literal["retracted", "has_concern", "corrected", "none"] | None = Field(
+        default=None,
+        description="the most serious retraction state of its pages (null: none checked); has_concern and "
+        "corrected are shown, never counted",
     )
 
 

@@ -24,7 +24,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from lyra.models import api, export, ingest, judging, learning, timeline, trust
+from lyra.models import api, export, ingest, judging, learning, refresh, timeline, trust
 
 HttpMethod = Literal["GET", "POST"]
 
@@ -298,6 +298,25 @@ OPERATIONS: tuple[Operation, ...] = (
         read_only=True,
         rest=Rest("GET", "/tasks/{task_id}/changes", tag="evidence"),
         cli="task changes",
+    ),
+    Operation(
+        name="refresh_task",
+        title="Refresh the task: retractions and its targets again",
+        description="Run the task again (living evidence): read fresh, from Crossref (publishers' notices and "
+        "Retraction Watch) and OpenAlex, the retraction status of every page with a DOI the task read (at most "
+        "max_pages, least recently checked first) and keep it on the page; a retracted paper's evidence stops "
+        "counting toward confidence (its edges are kept, flagged retracted, weight 0); expressions of concern and "
+        "corrections are shown, never counted. Then queue the task's earlier targets (queries, URLs, DOIs) again "
+        "as new jobs, at most max_targets (a target still queued or running is left alone); the work runs in the "
+        "background (poll get_status). Answers the retraction states found and the targets queued; get_changes "
+        "then says what moved and why.",
+        request=refresh.RefreshRequest,
+        response=refresh.RefreshResult,
+        method="refresh_task",
+        read_only=False,
+        idempotent=False,
+        rest=Rest("POST", "/tasks/{task_id}/refresh", tag="tasks"),
+        cli="task refresh",
     ),
     Operation(
         name="get_claim_timeline",

@@ -60,7 +60,13 @@ CSV_COLUMNS = (
     "domain_category",
     "edge_id",
     "fragment_id",
+    "retraction",
 )
+RETRACTION_WORDS = {
+    "retracted": "RETRACTED (its evidence counts for nothing)",
+    "has_concern": "under an expression of concern (shown, not counted)",
+    "corrected": "corrected (shown, not counted)",
+}
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~^$-])")
 _BIBTEX_KEY = re.compile(r"[^A-Za-z0-9_:-]")
@@ -157,6 +163,7 @@ def to_csv(data: Collected, withheld: list[int]) -> str:
                 item.source_domain_category,
                 item.edge_id,
                 item.fragment_id,
+                "retracted" if item.retracted else (item.retraction or ""),
             ]
             writer.writerow([spreadsheet_cell(cell) for cell in row])
     return out.getvalue()
@@ -166,7 +173,9 @@ def source_note(source: Source, claim_text: dict[str, str]) -> str:
     parts = []
     for claim_id, relations in sorted(source.claims.items()):
         parts.append(f"{'/'.join(sorted(relations))}: {claim_text.get(claim_id, claim_id)}")
-    return "Lyra evidence. " + " | ".join(parts)
+    status = source.page.retraction
+    flag = f"{RETRACTION_WORDS[status.state].split(' (')[0].upper()}. " if status and status.state != "none" else ""
+    return flag + "Lyra evidence. " + " | ".join(parts)
 
 
 def to_csl_json(data: Collected, withheld: list[int]) -> str:
@@ -306,6 +315,8 @@ def to_markdown(data: Collected, task_id: str, withheld: list[int]) -> str:
             lines.append(
                 f"- **{item.relation}** ({judge_of(item)}, confidence {item.nli_confidence:.2f}, weight "
                 f"{item.weight:.2f}): {'; '.join(cite)}"
+                + (f" — {RETRACTION_WORDS['retracted']}" if item.retracted else "")
+                + (f" — {RETRACTION_WORDS[item.retraction]}" if item.retraction in ("has_concern", "corrected") else "")
             )
             passage = text_of(item.passage, withheld)
             if passage:

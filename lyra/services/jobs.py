@@ -234,6 +234,9 @@ def normalise_target(target: Target, roots: Sequence[Path], field_name: str) -> 
     return " ".join(value.lower().split())  # query
 
 
+REFRESH_KINDS = ("query", "url", "doi")  # the targets a refresh runs again (a file is re-read by queuing it)
+
+
 def job_key(task_id: str, kind: str, canonical: str) -> str:
     return hashlib.sha256(f"{task_id}\x1f{kind}\x1f{canonical}".encode()).hexdigest()
 
@@ -294,6 +297,48 @@ class JobService:
             for listener in self._listeners:
                 listener()
         return QueueTargetsResponse(task_id=request.task_id, queued=queued, duplicates=len(jobs) - queued, jobs=jobs)
+
+    def requeue_targets(self, task_id: str, refresh_id: str, max_targets: int) -> list[dict[str, Any]]:
+        """A refresh: the task's earlier query, url and doi targets queued again as new jobs, oldest first, at most
+        ``max_targets``. Each gets a key of its own for this refresh (``job_key`` over the target and the refresh
+        id), so a target whose earlier job is done runs again; a target with a job still queued, running or waiting
+        is left alone (``pending``). One entry per target: kind, value, job_id (or None) and status."""
+        self.tasks.get(task_id)
+        rows = self.store.run("jobs/task_targets", {"task_id": task_id, "kinds": list(REFRESH_KINDS)})
+        listed: list[dict[str, Any]] = []
+        queue: list[dict[str, Any]] = []
+        for row in rows:
+            entry: dict[str, Any] = {"kind": row["kind"], "value": row["value"], "job_id": None}
+            if row["pending"]:
+                entry["status"] = "pending"
+            elif len(queue) >= max_targets:
+                entry["status"] = "over_budget"
+            else:
+                entry["status"] = "queued"
+                queue.append(
+                    {
+                        "id": new_id("job"),
+                        "key": job_key(task_id, row["kind"], f"{row['value']}\x1frefresh:{refresh_id}"),
+                        "kind": row["kind"],
+                        "value": row["value"],
+                        "options": row["options"] or TargetOptions().model_dump_json(),
+                        "entry": entry,
+                    }
+                )
+            listed.append(entry)
+        if queue:
+            written = {
+                out["key"]: out
+                for out in self.store.run(
+                    "jobs/enqueue_jobs",
+                    {"task_id": task_id, "rows": [{k: v for k, v in r.items() if k != "entry"} for r in queue]},
+                )
+            }
+            for row in queue:
+                row["entry"]["job_id"] = written[row["key"]]["id"]
+            for listener in self._listeners:
+                listener()
+        return listed
 
     def queue_reference_candidates(self, request: QueueReferenceCandidatesRequest) -> QueueReferenceCandidatesResponse:
         """Queue the task's reference candidates (pages its evidence pages cite, not read yet) as ``doi`` targets, or

@@ -93,6 +93,7 @@ from lyra.models.learning import (
     RuleList,
     SimilarRecords,
 )
+from lyra.models.refresh import RefreshRequest, RefreshResult
 from lyra.models.timeline import Changes, ClaimTimeline, GetChangesRequest, GetClaimTimelineRequest
 from lyra.models.trust import (
     CalibrationMetricsRequest,
@@ -117,6 +118,7 @@ from lyra.services.judging import JudgingService
 from lyra.services.learning import LearningService
 from lyra.services.learning_jobs import queue_proposals
 from lyra.services.materials import MaterialsService, materials_json
+from lyra.services.refresh import RefreshService
 from lyra.services.research import research_claims
 from lyra.services.status import StatusService
 from lyra.services.tasks import TaskService
@@ -143,6 +145,7 @@ class Operations:
         learning: Callable[[], LearningService] | None = None,
         judging: JudgingService | None = None,
         timeline: TimelineService | None = None,
+        refresh: Callable[[], RefreshService] | None = None,
     ) -> None:
         self.store = store
         self.task_repo = task_repo
@@ -161,6 +164,7 @@ class Operations:
         self.interventions = interventions
         self._learning = learning
         self._judging = judging
+        self._refresh = refresh
 
     @property
     def learning(self) -> LearningService:
@@ -412,6 +416,12 @@ class Operations:
     def get_changes(self, request: GetChangesRequest) -> Changes:
         """What moved each claim since a run or a moment, and why (new evidence, corrections, judges, retractions)."""
         return self.timeline.changes(request)
+
+    def refresh_task(self, request: RefreshRequest) -> RefreshResult:
+        """Retraction states of the task's DOI pages read fresh and applied; its earlier targets queued again."""
+        if self._refresh is None:
+            raise ConfigError("refresh_task needs the scholarly sources: this Operations was built without them")
+        return self._refresh().refresh(request)
 
     def get_claim_timeline(self, request: GetClaimTimelineRequest) -> ClaimTimeline:
         """Everything that happened to one claim, newest first."""

@@ -9,7 +9,7 @@ from fastapi import Body, Query
 
 from lyra.api.params import AuthQueueQuery, InterventionIdPath, NoQuery, StatusQuery, TaskIdPath
 from lyra.api.routing import FeatureRouter, Ops, fields
-from lyra.models import api
+from lyra.models import api, refresh
 
 router = FeatureRouter("tasks")
 
@@ -66,6 +66,15 @@ def resolve_auth(
 ) -> api.ResolveAuthResponse:
     """retry | skip | cookie (the Cookie header value a person's browser sends to the site; kept secret)."""
     return ops.resolve_auth(api.ResolveAuthRequest(task_id=task_id, intervention_id=intervention_id, **fields(body)))
+
+
+@router.operation("refresh_task")
+def refresh_task(
+    ops: Ops, task_id: TaskIdPath, body: Annotated[refresh.RefreshBody | None, Body()] = None
+) -> refresh.RefreshResult:
+    """Refresh the task: retraction states of its DOI pages read fresh and applied; its earlier targets queued
+    again within a budget."""
+    return ops.refresh_task(refresh.RefreshRequest(task_id=task_id, **fields(body)))
 
 
 @router.operation("stop_task")

@@ -32,7 +32,8 @@ HOST = "https://sums.invalid"
 RECOMPUTED = """
 MATCH (c:Claim)
 OPTIONAL MATCH (c)<-[r:SUPPORTS|REFUTES|NEUTRAL]-()
-WITH c, type(r) AS rel, CASE WHEN r.edge_human_corrected = true THEN 1.0 ELSE toFloat(r.nli_confidence) END AS weight
+WITH c, CASE WHEN r.retracted = true THEN null ELSE type(r) END AS rel,
+     CASE WHEN r.edge_human_corrected = true THEN 1.0 ELSE toFloat(r.nli_confidence) END AS weight
 RETURN c.id AS claim_id, c.task_id AS task_id,
        [c.evidence_support_weight, c.evidence_refute_weight, c.evidence_supports, c.evidence_refutes,
         c.evidence_neutrals] AS stored,
@@ -66,6 +67,7 @@ steps = st.lists(
         st.tuples(st.just("urls"), st.lists(st.integers(0, 5), max_size=3)),
         st.tuples(st.just("task"), st.integers(0, 1), st.sampled_from(["soft", "hard"])),
         st.tuples(st.just("gc")),
+        st.tuples(st.just("retract"), st.integers(0, 1), st.integers(0, 5)),  # issue 30: a paper retracted
     ),
     max_size=7,
 )
@@ -202,6 +204,15 @@ class Example:
         elif kind == "urls":
             urls = sorted({self.urls[i % len(self.urls)] for i in step[1]})
             services.store.run("cleanup/delete_pages_by_urls", {"urls": urls, "batch_size": 3})
+        elif kind == "retract":  # the task read a page that is then found retracted (retractions/*)
+            task_id, url = self.task_ids[step[1]], self.urls[step[2] % len(self.urls)]
+            pages = query(services, "MATCH (p:Page {url: $url}) RETURN p.id AS id", url=url)
+            if pages and task_id in {t["id"] for t in services.tasks.list_tasks()}:
+                services.evidence.record_task_reads(task_id, [pages[0]["id"]], "property test")
+                row = {"page_id": pages[0]["id"], "state": "retracted", "notices": "[]", "notice_doi": None,
+                       "source": "openalex"}  # fmt: skip
+                services.store.run("retractions/set_page_status", {"rows": [row]})
+                services.store.run("retractions/retract_edges", {"task_id": task_id})
         elif kind == "task":
             task_id = self.task_ids[step[1]]
             if task_id in {t["id"] for t in services.tasks.list_tasks()}:

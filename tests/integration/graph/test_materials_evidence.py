@@ -127,6 +127,7 @@ def reference(services: Services, limit: int, include_neutral: bool) -> dict[str
             listed = [
                 {k: p[k] for k in ("url", "year", "doi")}
                 | {"source_id": p["id"], "title": marked(p["title"]), "venue": marked(p["venue"])}
+                | {"retraction": None}  # never checked (tests/integration/test_retractions.py checks them)
                 for p in read
             ]
             first: dict[str, Any] = (
@@ -147,6 +148,8 @@ def reference(services: Services, limit: int, include_neutral: bool) -> dict[str
                     "source_domain_category": e["sdc"],
                     "edge_human_corrected": e["corrected"],
                     "judge": e["judge"],
+                    "retracted": False,
+                    "retraction": None,
                 }
             )
         expected[record["claim_id"]] = {
