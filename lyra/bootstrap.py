@@ -120,9 +120,9 @@ class Services:
     @cached_property
     def retractions(self) -> RetractionService:
         """Retraction checks of a task's DOI pages, applied to the graph (Crossref and OpenAlex, read fresh)."""
-        settings = self.settings
+        scholarly = self.settings.scholarly
         return RetractionService(
-            self.store, self.task_repo, self.timeline, checker=lambda: build_retraction_checker(settings)
+            self.store, self.task_repo, self.timeline, checker=lambda: build_retraction_checker(scholarly)
         )
 
     @cached_property

@@ -16,9 +16,8 @@ from lyra.models.api import QueueTargetsRequest
 from lyra.models.refresh import RefreshRequest
 from lyra.models.timeline import GetChangesRequest
 from lyra.testing.scholarly import ReplayServer
-
-from .helpers import seed_task
-from .test_retractions import RETRACTION, lyra, paper_pages, server  # noqa: F401  (fixtures)
+from tests.support.helpers import seed_task
+from tests.support.retractions import RETRACTION, lyra, paper_pages, server  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.neo4j
 TASK = "refresh_task"

@@ -13,7 +13,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,63 +24,13 @@ from lyra.models.export import ExportRequest
 from lyra.models.refresh import RefreshRequest
 from lyra.models.timeline import GetChangesRequest, GetClaimTimelineRequest
 from lyra.models.trust import FeedbackRequest
-from lyra.testing.scholarly import Corpus, CorpusPaper, CorpusUpdate, ReplayServer
-
-from .helpers import seed_task
+from lyra.testing.scholarly import ReplayServer
+from tests.support.helpers import seed_task
+from tests.support.retractions import CONCERN, PAPERS, RETRACTION, lyra, paper_pages, server  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.neo4j
 TASK = "retraction_task"
 TWIN = "retraction_twin"  # the same evidence without the retracted paper, written from scratch
-
-PAPERS = [
-    CorpusPaper(id="keep", title="A sound trial", doi="10.5555/keep", openalex_id="W11"),
-    CorpusPaper(id="gone", title="A trial retracted later", doi="10.5555/gone", openalex_id="W12"),
-    CorpusPaper(id="worry", title="A trial under concern later", doi="10.5555/worry", openalex_id="W13"),
-]
-RETRACTION = CorpusUpdate(type="retraction", notice_doi="10.5555/gone.retraction", date="2026-10-01")
-CONCERN = CorpusUpdate(type="expression_of_concern", notice_doi="10.5555/worry.eoc", date="2026-09-01")
-
-
-@pytest.fixture
-def server() -> Iterator[ReplayServer]:
-    with ReplayServer(Corpus(papers=PAPERS)) as replay:
-        yield replay
-
-
-@pytest.fixture
-def lyra(graph: Services, server: ReplayServer) -> Iterator[Services]:
-    """The whole application with its scholarly sources pointed at the replay server."""
-    s = graph.settings
-    settings = load_settings(
-        neo4j_uri=s.neo4j_uri,
-        neo4j_username=s.neo4j_username,
-        neo4j_password=s.neo4j_password,
-        write_batch_size=500,
-        cleanup_batch_size=200,
-        **server.settings_overrides(),
-        crossref_requests_per_second=500.0,
-        openalex_requests_per_second=500.0,
-        scholarly_timeout_seconds=2.0,
-        scholarly_max_attempts=2,
-        scholarly_retry_initial_wait=0.01,
-        scholarly_retry_max_wait=0.1,
-        scholarly_retry_timeout=2.0,
-        contact_email="tests@example.org",
-    )
-    services = build_services(settings, apply_schema=False)
-    try:
-        yield services
-    finally:
-        services.close()
-
-
-def paper_pages(services: Services, task_id: str, dois: list[str]) -> dict[str, str]:
-    ids = services.evidence.upsert_pages(
-        [{"url": f"https://papers.invalid/{d}", "doi": d, "title": f"paper {d}", "year": 2024,
-          "domain_category": "academic"} for d in dois]
-    ).ids  # fmt: skip
-    services.evidence.record_task_reads(task_id, ids, "retraction test")
-    return dict(zip(dois, ids, strict=True))
 
 
 def fragments(services: Services, page: str, texts: list[str]) -> list[str]:
@@ -146,7 +95,7 @@ def same_scores(left: dict[str, Any], right: dict[str, Any]) -> None:
         assert left[key] == right[key], key
 
 
-def test_a_retracted_paper_stops_counting_and_says_so(lyra: Services, server: ReplayServer) -> None:
+def test_a_retracted_paper_stops_counting_and_says_so(lyra: Services, server: ReplayServer) -> None:  # noqa: F811
     services = lyra
     built = build_task(services)
     main, other, edges = built["main"], built["other"], built["edges"]
@@ -255,7 +204,7 @@ def test_a_retracted_paper_stops_counting_and_says_so(lyra: Services, server: Re
     assert services.operations.get_changes(GetChangesRequest(task_id=TASK)).claims == []
 
 
-def test_edges_written_later_from_a_retracted_paper_count_for_nothing(lyra: Services, server: ReplayServer) -> None:
+def test_edges_written_later_from_a_retracted_paper_count_for_nothing(lyra: Services, server: ReplayServer) -> None:  # noqa: F811
     services = lyra
     built = build_task(services)
     main, other = built["main"], built["other"]
@@ -288,7 +237,7 @@ def test_edges_written_later_from_a_retracted_paper_count_for_nothing(lyra: Serv
     assert again.retractions.edges_retracted == 0
 
 
-def test_the_task_clean_up_leaves_no_residue(lyra: Services, server: ReplayServer) -> None:
+def test_the_task_clean_up_leaves_no_residue(lyra: Services, server: ReplayServer) -> None:  # noqa: F811
     services = lyra
     build_task(services)
     server.set_updates("gone", [RETRACTION])
@@ -308,9 +257,9 @@ def test_a_source_that_cannot_answer_writes_nothing(graph: Services) -> None:
     services = graph
     build_task(services)
     settings = load_settings(
-        neo4j_uri=services.settings.neo4j_uri,
-        neo4j_username=services.settings.neo4j_username,
-        neo4j_password=services.settings.neo4j_password,
+        neo4j_uri=services.settings.neo4j.neo4j_uri,
+        neo4j_username=services.settings.neo4j.neo4j_username,
+        neo4j_password=services.settings.neo4j.neo4j_password,
         crossref_url="http://127.0.0.1:9",
         openalex_url="http://127.0.0.1:9",
         scholarly_timeout_seconds=0.5,
