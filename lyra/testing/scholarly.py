@@ -613,7 +613,7 @@ class _Crossref:
 
 class _State:
     def __init__(self, corpus: Corpus) -> None:
-        graph = _Graph(corpus)
+        graph = _Graph(corpus.model_copy(deep=True))  # set_updates changes this copy, never the caller's corpus
         self.graph = graph
         self.s2 = _S2(graph)
         self.openalex = _OpenAlex(graph)

@@ -82,7 +82,7 @@ def build(services: Services, task_id: str, confidences: list[float], texts: lis
 
 
 def judging(services: Services, **overrides: Any) -> JudgingService:
-    return JudgingService(services.store, services.task_repo, services.settings.model_copy(update=overrides))
+    return JudgingService(services.store, services.task_repo, services.settings.judging.model_copy(update=overrides))
 
 
 def take(svc: JudgingService, task_id: str, limit: int = 10, policy: str = "uncertain", judge: str = JUDGE) -> Any:
@@ -339,7 +339,7 @@ def test_the_unjudged_queue_gives_a_pair_without_an_edge_its_first_edge(graph: S
     graph.evidence.record_task_reads("jd_new", [page], "test")
     fragment = graph.evidence.upsert_fragments([{"page_id": page, "text": "an unjudged passage"}]).ids[0]
     svc = JudgingService(
-        graph.store, graph.task_repo, graph.settings, pending_pairs=lambda task_id: [(claim_id, fragment, 0.9)]
+        graph.store, graph.task_repo, graph.settings.judging, pending_pairs=lambda task_id: [(claim_id, fragment, 0.9)]
     )
     batch = take(svc, "jd_new", policy="unjudged")
     assert [(i.current_relation, i.passage.text) for i in batch.items] == [(None, "an unjudged passage")]
