@@ -33,11 +33,11 @@ TABLE_HEADER = ("claim", "confidence", "uncertainty", "controversy", "alpha", "b
 
 
 def _env(settings: Settings) -> dict[str, str]:
-    password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else ""
+    password = settings.neo4j.neo4j_password.get_secret_value() if settings.neo4j.neo4j_password else ""
     return {
         **os.environ,
-        "NEO4J_URI": str(settings.neo4j_uri),
-        "NEO4J_USERNAME": settings.neo4j_username,
+        "NEO4J_URI": str(settings.neo4j.neo4j_uri),
+        "NEO4J_USERNAME": settings.neo4j.neo4j_username,
         "NEO4J_PASSWORD": password,
         "COLUMNS": "150",
     }
