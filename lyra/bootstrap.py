@@ -433,7 +433,7 @@ def build_http_app(services: Services, *, workers: bool = True, mcp: bool = True
 
     return create_app(
         services.operations,
-        services.settings,
+        services.settings.api,
         mcp_server=build_mcp_server(services) if mcp else None,
         background=services.running_workers if workers else None,
     )

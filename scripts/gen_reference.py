@@ -398,7 +398,7 @@ def openapi_document() -> dict[str, Any]:
     # the defaults, not this shell's environment (a token or an allowed origin must not change the document)
     own = {k: v for k, v in os.environ.items() if not k.startswith(("LYRA_", "NEO4J_", "OLLAMA_"))}
     with patch.dict(os.environ, own, clear=True):
-        app = create_app(MagicMock(spec=Operations), Settings())
+        app = create_app(MagicMock(spec=Operations), Settings().api)
         return app.openapi()
 
 

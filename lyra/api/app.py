@@ -43,7 +43,7 @@ from lyra.api.routes import ROUTERS
 from lyra.api.routing import PREFIX, serve
 from lyra.core import errors
 from lyra.core.errors import LyraError
-from lyra.core.settings import Settings
+from lyra.core.settings import ApiSettings
 from lyra.models.validation import error_message
 from lyra.services.operations import Operations
 
@@ -158,14 +158,14 @@ def _install_error_handlers(app: FastAPI) -> None:
 
 
 # ----------------------------------------------------------------------------- security
-def _allowed_hosts(settings: Settings) -> list[str]:
-    return sorted({*LOOPBACK_HOSTS, settings.api.api_host, *settings.api.api_allowed_hosts})
+def _allowed_hosts(settings: ApiSettings) -> list[str]:
+    return sorted({*LOOPBACK_HOSTS, settings.api_host, *settings.api_allowed_hosts})
 
 
-def _own_origins(settings: Settings) -> list[str]:
+def _own_origins(settings: ApiSettings) -> list[str]:
     """The server's own origins (same-origin browser requests send them too): each allowed host, this port."""
     return [
-        f"http://{h if ':' not in h or h.startswith('[') else f'[{h}]'}:{settings.api.api_port}"
+        f"http://{h if ':' not in h or h.startswith('[') else f'[{h}]'}:{settings.api_port}"
         for h in _allowed_hosts(settings)
     ]
 
@@ -237,17 +237,17 @@ class BodyLimit:
             log.debug("the app stopped after its request body was refused", exc_info=True)
 
 
-def _install_guards(app: FastAPI, settings: Settings) -> None:
+def _install_guards(app: FastAPI, settings: ApiSettings) -> None:
     """The guards as middleware; added innermost first (Starlette wraps each new one around the others)."""
     app.add_middleware(
         McpMessages,
         path=MCP_PATH,
-        max_sessions=settings.api.mcp_max_sessions,
-        idle_seconds=settings.api.mcp_session_idle_seconds,
+        max_sessions=settings.mcp_max_sessions,
+        idle_seconds=settings.mcp_session_idle_seconds,
     )
     hosts = {h.lower() for h in _allowed_hosts(settings)}
-    configured_origins = set(settings.api.api_allowed_origins)
-    token = settings.api.api_token.get_secret_value() if settings.api.api_token else None
+    configured_origins = set(settings.api_allowed_origins)
+    token = settings.api_token.get_secret_value() if settings.api_token else None
 
     async def token_guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         if token and request.url.path not in ("/healthz",):
@@ -298,13 +298,13 @@ def _install_guards(app: FastAPI, settings: Settings) -> None:
             max_age=600,
         )
     app.add_middleware(BaseHTTPMiddleware, dispatch=host_and_origin_guard)
-    app.add_middleware(BodyLimit, max_bytes=settings.api.api_max_body_bytes)
+    app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
     app.add_middleware(SingleHeaders)
 
 
 def create_app(
     ops: Operations,
-    settings: Settings,
+    settings: ApiSettings,
     *,
     mcp_server: MCPServer | None = None,
     background: Background | None = None,
@@ -316,15 +316,15 @@ def create_app(
         security = TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
             allowed_hosts=[f"{h}:*" for h in _allowed_hosts(settings)] + _allowed_hosts(settings),
-            allowed_origins=_own_origins(settings) + list(settings.api.api_allowed_origins),
+            allowed_origins=_own_origins(settings) + list(settings.api_allowed_origins),
         )
         mcp_app = mcp_server.streamable_http_app(
             streamable_http_path=MCP_PATH,
             transport_security=security,
-            host=settings.api.api_host,
+            host=settings.api_host,
             stateless_http=False,
-            max_sessions=settings.api.mcp_max_sessions,
-            session_idle_timeout=settings.api.mcp_session_idle_seconds,
+            max_sessions=settings.mcp_max_sessions,
+            session_idle_timeout=settings.mcp_session_idle_seconds,
         )
         mcp_routes = list(mcp_app.routes)
 
@@ -345,7 +345,7 @@ def create_app(
     )
     _install_error_handlers(app)
     _install_guards(app, settings)
-    serve(app, ops, settings.api.api_token.get_secret_value() if settings.api.api_token else None)
+    serve(app, ops, settings.api_token.get_secret_value() if settings.api_token else None)
     for router in ROUTERS:
         app.include_router(router)
     app.router.routes.extend(mcp_routes)

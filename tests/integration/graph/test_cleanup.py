@@ -306,7 +306,7 @@ def test_a_real_gc_needs_a_strict_dry_run_false_and_confirm_true_on_both_doors(g
     graph.cleanup.cleanup("task_a", "soft")
     cypher(graph, "MATCH (t:Task {id: 'task_b'}) DETACH DELETE t")
     before = graph.cleanup.counts()
-    app = create_app(graph.operations, graph.settings)
+    app = create_app(graph.operations, graph.settings.api)
     server = create_mcp_server(graph.operations)
 
     async def rest(body: dict[str, object]) -> tuple[int, dict[str, object]]:

@@ -245,7 +245,7 @@ def test_an_mcp_review_names_the_calling_client_and_a_rest_review_the_token(
     assert reviewer.startswith("mcp:") and len(reviewer) > 4
 
     app = create_app(
-        learning.operations, settings.model_copy(update={"api_token": SecretStr("s3cret-token-for-tests")})
+        learning.operations, settings.api.model_copy(update={"api_token": SecretStr("s3cret-token-for-tests")})
     )
     transport = httpx.ASGITransport(app=app)
 

@@ -41,7 +41,7 @@ def learning(graph: Services, settings: Settings, tmp_path: Path) -> Iterator[Se
 
 def rest(services: Services, method: str, path: str, **kwargs: Any) -> httpx.Response:
     """One REST call through the app in process (no worker pool: a queued job stays queued)."""
-    transport = httpx.ASGITransport(app=create_app(services.operations, services.settings))
+    transport = httpx.ASGITransport(app=create_app(services.operations, services.settings.api))
 
     async def call() -> httpx.Response:
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:

@@ -801,7 +801,7 @@ def world(services: Services, tmp_path_factory: pytest.TempPathFactory) -> Itera
     graph = Graph(services, root)
     graph.reseed()
     ops = operations_for(services, root)
-    app = create_app(ops, services.settings, mcp_server=create_mcp_server(ops))
+    app = create_app(ops, services.settings.api, mcp_server=create_mcp_server(ops))
     with (
         serving(app) as port,
         start_blocking_portal() as portal,

@@ -149,7 +149,7 @@ def set_path(body: dict[str, Any], path: str, value: Any, schema: dict[str, Any]
 @pytest.fixture(scope="module")
 def rest() -> tuple[Any, StubOperations, dict[str, Any]]:
     ops = StubOperations()
-    app = create_app(ops, load_settings())  # type: ignore[arg-type]
+    app = create_app(ops, load_settings().api)  # type: ignore[arg-type]
     return app, ops, app.openapi()
 
 
@@ -314,7 +314,7 @@ def test_a_list_argument_is_taken_as_a_list_or_as_its_json_text(
         assert (error["error"], error["field"]) == ("invalid_input", field) and "list" in error["message"], text
         assert not ops.requests
     # the REST door takes the same forms (the same request model)
-    app = create_app(ops, load_settings())  # type: ignore[arg-type]
+    app = create_app(ops, load_settings().api)  # type: ignore[arg-type]
     route = {"queue_reference_candidates": "reference-candidates", "add_claims": "claims"}[tool]
     for value in (values, json.dumps(values)):
         ops.requests.clear()

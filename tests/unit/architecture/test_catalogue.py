@@ -60,7 +60,7 @@ def _methods(route: Any) -> set[str]:
 @pytest.fixture(scope="module")
 def app() -> FastAPI:
     ops = MagicMock(spec=Operations)
-    return create_app(ops, load_settings(), mcp_server=create_mcp_server(ops))
+    return create_app(ops, load_settings().api, mcp_server=create_mcp_server(ops))
 
 
 def _flat(routes: list[Any]) -> Iterator[Any]:

@@ -38,7 +38,7 @@ INIT = {
 @asynccontextmanager
 async def serving(**settings: Any) -> AsyncIterator[httpx.AsyncClient]:
     ops = StubOperations()
-    app = create_app(ops, load_settings(**settings), mcp_server=create_mcp_server(ops))  # type: ignore[arg-type]
+    app = create_app(ops, load_settings(**settings).api, mcp_server=create_mcp_server(ops))  # type: ignore[arg-type]
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765") as client:
