@@ -45,7 +45,7 @@ from lyra.cli.common import handle_errors, open_services, out, settings_from_env
 from lyra.core.errors import InvalidInputError
 from lyra.models.api import MATERIALS_PAGE_MAX, GetMaterialsRequest, Materials, MaterialsOptions
 
-# issue 14's table: the original's SQL path and Lyra before this work, seconds (10k/100k/20k and 50k/500k/100k)
+# the scale work's table: the original's SQL path and Lyra before this work, seconds (10k/100k/20k and 50k/500k/100k)
 ISSUE_TABLE: dict[str, dict[str, float]] = {
     "10000/100000/20000": {"ingest": 3.5, "score_all": 0.29, "materials": 1.6},
     "50000/500000/100000": {"ingest": 21.8, "score_all": 2.5, "materials": 11.9},

@@ -103,7 +103,7 @@ class Services:
 
     @cached_property
     def judging(self) -> JudgingService:
-        """The judges' pull door and review queue (issue 27); the unjudged queue loads the ranking models."""
+        """The judges' pull door and review queue; the unjudged queue loads the ranking models."""
         return JudgingService(
             self.store,
             self.task_repo,

@@ -1,5 +1,5 @@
 // mode: write
-// Soft clean-up: the task's judging records (issue 27): its (:Judgment) history and its open (:JudgingTicket)s.
+// Soft clean-up: the task's judging records: its (:Judgment) history and its open (:JudgingTicket)s.
 // Params: $task_id
 CALL () {
   MATCH (j:Judgment {task_id: $task_id})

@@ -1,6 +1,6 @@
 // mode: write
 // transactions: auto
-// Graphs written before stance edges named their judge (issue 27): each edge without judge_rank gets judge,
+// Graphs written before stance edges named their judge: each edge without judge_rank gets judge,
 // judge_rank, judged_at and instructions_version once. A human-corrected edge is 'human:unknown' (rank 2, judged when
 // it was corrected); any other is the offline judge's ('offline:' + the judge id learning/stamp_edges recorded, else
 // 'offline:unknown'; rank 0; judged when it was created; its learned rule-set version as 'rules:<n>'). Runs with the

@@ -11,7 +11,7 @@
 //                                        nli_calibrator_version, source_domain_category, target_domain_category,
 //                                        cause_id, nli_evidence_sentence, judge, instructions_version}]}]
 // nli_evidence_sentence: the premise sentence the judge found decisive (null when the judge does not read sentences).
-// judge / judge_rank / judged_at / instructions_version (issue 27): these edges are the offline judge's (rank 0);
+// judge / judge_rank / judged_at / instructions_version: these edges are the offline judge's (rank 0);
 // judge null is 'offline:import'.
 // A passage of a retracted paper (a page with retracted_at, see retractions/retract_edges) gets a retracted edge:
 // stored, shown, but left out of the claim's sums and counts. Higher judges replace them through judging/submit_judgments and

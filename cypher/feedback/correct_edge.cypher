@@ -7,7 +7,7 @@
 // edge's old weight (1.0 if already corrected, else nli_confidence) leaves the sum of its old type and 1.0 joins
 // the sum of the new type (SUPPORTS and REFUTES only), the counts move with the type; a claim without stored sums
 // keeps none. The edge must point at a claim of the task.
-// Judges (issue 27): the edge becomes the human judge's ($judge = 'human:<reviewer>', judge_rank 2, judged_at now,
+// Judges: the edge becomes the human judge's ($judge = 'human:<reviewer>', judge_rank 2, judged_at now,
 // instructions_version 'feedback'); human is the highest rank, so a correction always applies (the same rank
 // replaces). An edge the offline judge drew keeps that judge's verdict as offline_relation / offline_confidence (an
 // edge an assistant drew already carries them). A (:Judgment) record of the task keeps what changed and by whom.

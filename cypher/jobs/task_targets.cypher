@@ -1,7 +1,7 @@
 // mode: read
-// A task's earlier targets for a refresh (issue 30 item 2): one row per distinct (kind, value) among its jobs of
-// the kinds $kinds (a refresh's own jobs repeat a target, they are not new ones), with the options of its first job
-// and whether a job for it is still queued, running or waiting for a person (a refresh leaves such a target alone).
+// A task's earlier targets for a refresh (docs/concepts/retractions.md): one row per distinct (kind, value) among
+// its jobs of the kinds $kinds (a refresh's own jobs repeat a target, they are not new ones), with the options of
+// its first job and whether a job for it is still queued, running or waiting for a person (a refresh leaves such a target alone).
 // Oldest target first. Params: $task_id, $kinds
 MATCH (:Task {id: $task_id})-[:HAS_JOB]->(j:Job)
 WHERE j.kind IN $kinds

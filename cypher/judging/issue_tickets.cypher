@@ -1,5 +1,5 @@
 // mode: write
-// next_judgments (issue 27): the task's expired tickets are removed, then one (:JudgingTicket) per item is written,
+// next_judgments: the task's expired tickets are removed, then one (:JudgingTicket) per item is written,
 // naming the task, claim, fragment and the pair's edge as it is now (edge_id and edge_state: relation, judge and
 // judged_at; both null for a pair without an edge), whether the passage was flagged, and when it expires.
 // submit_judgments refuses a ticket whose pair changed since (stale). Items whose claim is not the task's are

@@ -1,5 +1,5 @@
 // mode: write
-// submit_judgments (issue 27): an assistant's verdicts, every item of one call in this one statement. Items are
+// submit_judgments: an assistant's verdicts, every item of one call in this one statement. Items are
 // grouped by claim ($claims sorted by claim id, so concurrent writers lock claims in the same order); each claim of
 // the task is locked (apoc.lock.nodes, as every writer of its stance edges does) and only then is each item's
 // ticket and edge read, so authority is decided under the lock: an item applies only when its ticket is this task's

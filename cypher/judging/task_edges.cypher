@@ -1,5 +1,5 @@
 // mode: read
-// The queues of issue 27 (next_judgments, review_queue): the stance edges of the task's adopted claims whose judge
+// The judging queues (next_judgments, review_queue): the stance edges of the task's adopted claims whose judge
 // ranks at most $max_rank, with what the policies order by: the edge's weight in its claim's confidence (1.0 when
 // human-corrected, else nli_confidence), the offline judge's own confidence (its raw probability when calibrated),
 // the judge, the offline verdict an assistant's verdict replaced, whether the passage was flagged when an assistant

@@ -1,5 +1,5 @@
 // mode: write
-// A retracted source's evidence stops counting (issue 30 item 4; docs/decisions: a retraction withdraws a paper's
+// A retracted source's evidence stops counting (decision record 0015: a retraction withdraws a paper's
 // findings in both directions, it does not show the opposite). Every stance edge from a fragment EXTRACTED_FROM a
 // retracted page (retracted_at set) that the task read, to any claim, gets retracted: true and retracted_at; its
 // weight and its count leave the claim's stored sums (see materials/claim_scores) in this statement, under a lock on

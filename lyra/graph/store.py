@@ -384,7 +384,7 @@ class GraphStore:
         self.run("admin/await_indexes", {"seconds": 300})
         # a graph from before the task-scoped READ relationship gets it once (see the statement)
         self.run("coverage/backfill_task_reads")
-        # stance edges from before they named their judge get judge / judge_rank once (issue 27)
+        # stance edges from before they named their judge get judge / judge_rank once
         self.run("evidence/backfill_edge_judges")
         return names
 

@@ -147,7 +147,7 @@ def _client_name(context: Any) -> str | None:
 
 
 def _client_judge(context: Any) -> str | None:
-    """The calling MCP client as a judge (issue 27): ``assistant:<clientInfo.name>/<clientInfo.version>``, from the
+    """The calling MCP client as a judge: ``assistant:<clientInfo.name>/<clientInfo.version>``, from the
     MCP initialize handshake; None when the client declared no name."""
     name = _client_name(context)
     if name is None:

@@ -25,7 +25,7 @@ RELATION_FOR_LABEL: dict[str, StanceRelation] = {
 }
 
 
-# Judges (issue 27): every stance edge names the judge that drew it and carries its rank. A lower rank never
+# Judges: every stance edge names the judge that drew it and carries its rank. A lower rank never
 # overwrites a higher one; the same rank replaces. ``offline:<stance judge model id>`` is Lyra's own judge,
 # ``assistant:<client>/<model>`` an MCP client's (or a REST/CLI caller's) model, ``human:<reviewer>`` a person (the
 # feedback edge correction only).

@@ -1,4 +1,4 @@
-"""Judges (issue 27): the pull door's requests and responses (``next_judgments``, ``submit_judgments``,
+"""Judges: the pull door's requests and responses (``next_judgments``, ``submit_judgments``,
 ``review_queue``) and the queue policies' ordering math.
 
 An assistant (any MCP client's model, or a REST / CLI caller naming itself) takes a batch of (claim, passage) pairs

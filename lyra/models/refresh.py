@@ -1,4 +1,4 @@
-"""Living evidence: a task's retraction check and its refresh (issue 30 items 2 and 4)."""
+"""Living evidence: a task's retraction check and its refresh (docs/concepts/retractions.md)."""
 
 from __future__ import annotations
 

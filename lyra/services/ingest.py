@@ -561,7 +561,7 @@ class IngestService:
 
     def pending_pairs(self, task_id: str) -> list[tuple[str, str, float]]:
         """The task's ranked candidate pairs no judge has drawn an edge for (those judge_remaining would judge), best
-        first: (claim id, fragment id, priority). For the ``unjudged`` queue of next_judgments (issue 27)."""
+        first: (claim id, fragment id, priority). For the ``unjudged`` queue of next_judgments."""
         validate_task_id(task_id)
         report = IngestReport(task_id=task_id, cause_id="next_judgments", claims=[])
         claims, fragments, plan = self._plan(task_id, report, _Timer())

@@ -1,4 +1,4 @@
-"""Judges (issue 27): the pull door (``next_judgments`` / ``submit_judgments``) and the review queue.
+"""Judges: the pull door (``next_judgments`` / ``submit_judgments``) and the review queue.
 
 An assistant takes a batch of (claim, passage) pairs chosen by a policy, judges them and submits the verdicts with
 the tickets it was given. Tickets are task-scoped ``(:JudgingTicket)`` nodes (random ids,

@@ -477,7 +477,7 @@ class Operations:
         record = self.learning.capture(request, response, snapshot)
         return response.model_copy(update={"record_id": record.id, "classification": record.classification})
 
-    # ------------------------------------------------------------ judges (issue 27)
+    # ------------------------------------------------------------ judges
     def next_judgments(self, request: NextJudgmentsRequest) -> NextJudgments:
         """A batch of (claim, passage) pairs for an assistant to judge, chosen by the request's policy."""
         return self._judges.next_judgments(request)

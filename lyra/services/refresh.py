@@ -1,4 +1,4 @@
-"""Living evidence: retractions applied to the graph, and a task's refresh (issue 30 items 2 and 4).
+"""Living evidence: retractions applied to the graph, and a task's refresh (docs/concepts/retractions.md).
 
 A retraction check reads, fresh, the status of every page with a DOI that a task read (Crossref's notices and the
 Retraction Watch records it carries, OpenAlex's ``is_retracted``) and keeps it on the page

@@ -1,7 +1,7 @@
 """The academic flow end to end: doi and query jobs against a real HTTP server on 127.0.0.1 that answers in
 Semantic Scholar's and OpenAlex's shapes (lyra.testing.scholarly, serving the demo's corpus), the real
 Neo4j, the real offline embedder, stance judge and local LLM (the judge's second opinion; Stage 2 of citation
-expansion asks none by default since issue 25).
+expansion asks none by default since evidence coverage by relevance).
 
 Checked: abstract pages, fragments and stance edges for the seed and the selected papers; a page for every paper
 seen and a CITES edge for every citation pair seen (with the API it came from); the Stage 0-2 counts, no LLM call
@@ -186,7 +186,7 @@ def test_a_doi_job_reads_the_paper_expands_its_citations_and_writes_cites(
 def test_a_doi_job_counts_the_pages_it_discovered_as_new_and_a_later_read_of_them_as_existing(
     graph: Services, api_settings: Settings, replay: ReplayServer
 ) -> None:
-    # issue 25: the job wrote the paper's page first (every paper seen gets one), so its ingest found the page
+    # the job wrote the paper's page first (every paper seen gets one), so its ingest found the page
     # "existing" and the job reported pages_new 0 for a page it had just discovered
     target = Target(kind="doi", value=SEED_DOI, options=TargetOptions(expand_citations=False))
     new_task(graph, "acad_new")

@@ -1,4 +1,4 @@
-"""Identifier enrichment (seed 003 Step 3): the DOIs, PMIDs and arXiv ids a read page or JSONL record carries go to
+"""Identifier enrichment: the DOIs, PMIDs and arXiv ids a read page or JSONL record carries go to
 the academic resolver. Real Neo4j, the real offline models, a web page served on 127.0.0.1 through the real
 fetcher, and the academic APIs answered by the local replay server (the demo's corpus).
 

@@ -1,4 +1,4 @@
-"""Judges (issue 27) against the real Neo4j: every edge names its judge; human > assistant > offline, also under
+"""Judges against the real Neo4j: every edge names its judge; human > assistant > offline, also under
 concurrency; the pull door's tickets (unknown, stale, expired, another task's, duplicate); per-item errors with the
 good items written in one statement; flagged passages; task isolation; the history; the clean-up; the review queue.
 After every write the claims' stored sums equal the sums recomputed from the edges."""

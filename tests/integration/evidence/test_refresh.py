@@ -1,4 +1,4 @@
-"""refresh_task (issue 30 item 2, first part) against the real Neo4j and the scholarly replay server: a task's
+"""refresh_task against the real Neo4j and the scholarly replay server: a task's
 earlier query, url and doi targets are queued again as new jobs under a key of their own per refresh (a done target
 runs again; one still queued is left alone; max_targets bounds it), a retraction check runs with it, and the refresh
 is a recorded run; the REST door answers the same."""

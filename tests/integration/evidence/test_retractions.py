@@ -1,4 +1,4 @@
-"""Retractions applied to the graph (issue 30 item 4), against the real Neo4j and the scholarly replay server.
+"""Retractions applied to the graph, against the real Neo4j and the scholarly replay server.
 
 A task holds evidence from three papers; the world changes (one paper is retracted, another gets an expression of
 concern); refresh_task reads the states fresh: the retracted paper's edges are flagged and leave the claims' stored

@@ -1,5 +1,6 @@
 """`lyra graph load --bulk` (neo4j-admin offline import into the empty managed instance) gives the same graph as the
-transactional load: same materials, ADR-0005 re-discovery and one edge per pair inside the document; it refuses a
+transactional load: same materials, decision record 0002 re-discovery and one edge per pair inside the document; it
+refuses a
 non-empty database and bad input before stopping anything.
 
 The import stops its instance, replaces the database and starts it again, so these tests run on a managed instance

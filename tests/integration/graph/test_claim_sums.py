@@ -67,7 +67,7 @@ steps = st.lists(
         st.tuples(st.just("urls"), st.lists(st.integers(0, 5), max_size=3)),
         st.tuples(st.just("task"), st.integers(0, 1), st.sampled_from(["soft", "hard"])),
         st.tuples(st.just("gc")),
-        st.tuples(st.just("retract"), st.integers(0, 1), st.integers(0, 5)),  # issue 30: a paper retracted
+        st.tuples(st.just("retract"), st.integers(0, 1), st.integers(0, 5)),  # a paper retracted
     ),
     max_size=7,
 )
@@ -183,7 +183,7 @@ class Example:
                 edge_id, task_id = edges[step[1] % len(edges)]
                 args = {"edge_id": edge_id, "correct_relation": step[2].lower(), "reason": "property test"}
                 services.feedback.feedback(FeedbackRequest(task_id=task_id, action="edge_correct", args=args))
-        elif kind == "assistant":  # issue 27: an assistant's verdicts through the pull door
+        elif kind == "assistant":  # an assistant's verdicts through the pull door
             task_id = self.task_ids[step[1]]
             if task_id in {t["id"] for t in services.tasks.list_tasks()}:
                 judge = f"assistant:property/{len(step[3])}"

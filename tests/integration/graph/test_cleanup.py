@@ -1,4 +1,4 @@
-"""Soft and hard (orphans_only) clean-up with two tasks sharing pages and fragments (ADR-0005), and the
+"""Soft and hard (orphans_only) clean-up with two tasks sharing pages and fragments, and the
 graph-wide garbage collection of what soft clean-ups leave behind."""
 
 from __future__ import annotations
@@ -301,7 +301,7 @@ def test_hard_cleanup_removes_the_unjudged_passages_of_the_pages_the_task_read(g
 
 
 def test_a_real_gc_needs_a_strict_dry_run_false_and_confirm_true_on_both_doors(graph: Services) -> None:
-    """issue 28 item 5.4: a mistyped flag ran the collection for real. Now a real run needs two real booleans."""
+    """a mistyped flag ran the collection for real. Now a real run needs two real booleans."""
     build_two_tasks(graph)
     graph.cleanup.cleanup("task_a", "soft")
     cypher(graph, "MATCH (t:Task {id: 'task_b'}) DETACH DELETE t")

@@ -2,7 +2,7 @@
 (`MaterialsService.materials` and `.scores`, the Cypher `materials/claim_scores`).
 
 Each example writes its edge lists as claims of a fresh task (every variant an example compares lives in the
-same task, so one get_materials call reads them all) and checks true invariants of seed 003 §6.2 and agreement
+same task, so one get_materials call reads them all) and checks true invariants of decision record 0003 and agreement
 with the pure-Python reference (`reference_alpha_beta` + `beta_stats`).
 """
 

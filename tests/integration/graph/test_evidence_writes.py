@@ -1,4 +1,4 @@
-"""Writing the evidence graph: re-discovery (ADR-0005), one stance edge per pair, bad input writes nothing."""
+"""Writing the evidence graph: re-discovery, one stance edge per pair, bad input writes nothing."""
 
 from __future__ import annotations
 

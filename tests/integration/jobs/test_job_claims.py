@@ -248,7 +248,7 @@ def enqueue(graph: Services, *ids: str) -> None:
 
 
 def test_jobs_are_claimed_in_the_order_they_were_queued_not_in_the_order_of_their_ids(graph: Services) -> None:
-    # issue 25: the targets of one request ran in the (random) order of their ids
+    # the targets of one request ran in the (random) order of their ids
     graph.tasks.create_task(TASK, "Jobs run in the order they were queued")
     enqueue(graph, "job_z", "job_y", "job_m")
     enqueue(graph, "job_c", "job_b")

@@ -1,5 +1,5 @@
-"""The learning loop's proposal batch as a job (issue 25: `POST /learning/proposals` held one HTTP call for 7
-minutes): the REST route, the MCP tool and the CLI queue it and return its id at once; a worker runs it, its
+"""The learning loop's proposal batch as a job: the REST route, the MCP tool and the CLI queue it and return its id at
+once; a worker runs it, its
 progress and result are read back by id (real Neo4j, the real embedder; proposals unmeasured: no LLM here)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The judging loop through the doors (issue 27). Over MCP (the official SDK client) an assistant follows the tool
+"""The judging loop through the doors. Over MCP (the official SDK client) an assistant follows the tool
 descriptions, taking batches with next_judgments and submitting verdicts with submit_judgments until the queue is
 empty; its verdicts are recorded under the name its MCP handshake declared (clientInfo), whatever it passes as
 `judge`. REST and the CLI run the same loop with a `judge` they name."""

@@ -235,7 +235,7 @@ def test_feedback_check_domain_and_calibration_tools(example: Services) -> None:
     assert manual["domain"] == "*.example.com" and manual["reason"] == "ads"
 
 
-# ----------------------------------------------------------------------------- strict arguments (issue 16, item 7)
+# ----------------------------------------------------------------------------- strict arguments
 @pytest.mark.parametrize(
     ("tool", "arguments", "field"),
     [

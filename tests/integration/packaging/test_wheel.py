@@ -1,4 +1,4 @@
-"""The built wheel is a working Lyra on its own (issue 26 item 1): built from a copy of the sources, installed into a
+"""The built wheel is a working Lyra on its own: built from a copy of the sources, installed into a
 fresh virtual environment outside the checkout, run from a folder outside the checkout, it reads its Cypher
 catalogue, prompts and trained stance judge from the package (lyra/_resources), EXPLAINs every statement against the
 test Neo4j and ingests a document.

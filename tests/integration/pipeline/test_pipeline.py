@@ -159,11 +159,11 @@ def test_research_command_states_the_question_as_claims_extracts_more_and_prints
     assert "the question names it and is not judged itself" in result.stdout
     assert "claims judged (stated by the LLM from the question)" in result.stdout
     claims = pipeline_claims(graph, "research_q")
-    # the question is never judged (issue 25 item 6): the LLM stated it as claims, and proposed more from the corpus
+    # the question is never judged: the LLM stated it as claims, and proposed more from the corpus
     assert "Does drug Q lower blood pressure?" not in claims and not any(is_question(c) for c in claims)
     assert len(claims) >= 2  # JSON-schema constrained
     assert all(10 <= len(c) <= 300 for c in claims)
-    # provenance (decision 18): every claim extracted from the corpus names the fragments it came from; the claims
+    # provenance: every claim extracted from the corpus names the fragments it came from; the claims
     # stated for the question come from none
     records, _, _ = graph.store.driver.execute_query(
         "MATCH (:Task {id: 'research_q'})-[:HAS_CLAIM]->(c:Claim) "

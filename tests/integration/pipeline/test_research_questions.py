@@ -1,4 +1,4 @@
-"""A question is never judged as a claim (issue 25 item 6), on every door over the real Neo4j: create_task through
+"""A question is never judged as a claim, on every door over the real Neo4j: create_task through
 MCP (the SDK's in-memory client), REST (httpx's ASGI transport) and the operations the CLI calls; `lyra research`'s
 start (a question with --claim statements); `lyra ingest`; and the CLI refusing a question as a claim by name.
 

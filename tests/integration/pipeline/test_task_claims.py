@@ -55,7 +55,7 @@ def test_create_task_holds_a_claim_given_twice_once(graph: Services) -> None:
 
 
 def test_create_task_with_the_same_claim_twice_makes_one_claim_and_says_so(graph: Services) -> None:
-    """issue 28 item 5.2: config.claims ["X", "X"] made two identical claims."""
+    """config.claims ["X", "X"] made two identical claims."""
     config = TaskConfig(task_id="same_twice", claims=["Tea calms", "Tea calms"], hypothesis_as_claim=False)
     created = graph.operations.create_task(CreateTaskRequest(hypothesis="About tea", config=config))
     assert len(created.claim_ids) == 1 and claim_texts(graph, "same_twice") == ["Tea calms"]

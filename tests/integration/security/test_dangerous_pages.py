@@ -1,4 +1,4 @@
-"""A finding blocks what it should (issue 28 part 4), on the real Neo4j.
+"""A finding blocks what it should, on the real Neo4j.
 
 A page with a dangerous pattern blocks that page for every task and its domain for the task that met it (with a
 notice); other tasks keep using the domain until findings on it come from LYRA_INJECTION_DOMAIN_BLOCK_TASKS

@@ -1,4 +1,4 @@
-"""Hostile input through every REST route and every MCP tool, on the real Neo4j (issue 16).
+"""Hostile input through every REST route and every MCP tool, on the real Neo4j.
 
 The corpus is tests/data/hostile_inputs.yaml (its header says what each case holds and what is asserted). The app
 is the one `lyra serve` runs — REST under /api/v1, MCP streamable HTTP at /mcp, the report pages — served by

@@ -3,7 +3,8 @@
 Every entry of tests/data/hostile_cypher.yaml goes through Operations.query_graph and gets its expected outcome
 (rows, or a 4xx error naming what was refused); a sample goes through REST and MCP too. After every request the
 graph is exactly as before, and an HTTP server the test runs on 127.0.0.1 — the target of every URL in the corpus —
-has received no request at all. Then the exact probes of issue 16, Neo4j's own errors for a caller's query
+has received no request at all. Then the exact probes of the first security round, Neo4j's own errors for a caller's
+query
 (timeouts, terminations, syntax, lone surrogates) as 4xx, and the managed server's own hardening.
 """
 
@@ -238,7 +239,7 @@ def test_a_sample_gets_the_same_outcome_through_rest_and_mcp(door: Door, name: s
     assert door.hits == []
 
 
-# ----------------------------------------------------------------------------------------------- issue 16's probes
+# ------------------------------------------------------------------------------------- the query door's first probes
 def test_show_transactions_does_not_list_another_sessions_query(door: Door) -> None:
     driver, db = door.services.store.driver, door.services.store.database
     with driver.session(database=db) as other, other.begin_transaction() as tx:

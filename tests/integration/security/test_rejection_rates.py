@@ -1,4 +1,4 @@
-"""Claim rejection rates blame the right domains (seed 003 decision 18 and L6 source verification), against the real
+"""Claim rejection rates blame the right domains, against the real
 Neo4j: a domain's claims are the claims extracted from its pages (plus those it served a dangerous document for);
 a manual rejection never counts against a domain for a claim a person wrote, nor against a domain that only gave a
 claim evidence; a high combined rate blocks unverified/low domains and only marks the higher categories."""

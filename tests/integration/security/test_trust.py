@@ -159,7 +159,7 @@ def test_reject_then_restore_a_claim_keeps_it_and_its_edges(example: Services) -
 
 def _domain_with_claims(services: Services, domain: str, groups: dict[str, int]) -> dict[str, list[str]]:
     """Tasks (name -> number of claims), each claim extracted from a passage on a page of ``domain`` (which makes it
-    one of the domain's claims, decision 18) and supported by it."""
+    one of the domain's claims, decision record 0008) and supported by it."""
     out: dict[str, list[str]] = {}
     for task_id, n in groups.items():
         services.tasks.create_task(task_id, f"hypothesis of {task_id}", hypothesis_as_claim=False)

@@ -1,4 +1,4 @@
-"""A human in the loop (issue 13 §3), end to end: a ``url`` job meets a CAPTCHA page served on 127.0.0.1, is parked
+"""A human in the loop, end to end: a ``url`` job meets a CAPTCHA page served on 127.0.0.1, is parked
 (not failed) with an intervention item, the domain is paused for that task only, get_status / get_auth_queue show
 it through MCP (in-memory client) and REST (ASGI transport); a person resolves it with a cookie, the server (which
 now accepts the cookie) serves the real article, and the job resumes and ingests it; another item is skipped; task

@@ -1,4 +1,4 @@
-"""Per-domain politeness across workers (issue 13 §1): the request rate and the daily page budget of a domain hold
+"""Per-domain politeness across workers: the request rate and the daily page budget of a domain hold
 for two processes fetching at once (this one and tests/support/polite_fetcher.py, each with two threads and its
 own in-process state), because both keep their politeness state in Neo4j (lyra/services/politeness.py). A control
 shows two fetchers with in-process state only do break the rate, so the measurement can fail. Also measures what

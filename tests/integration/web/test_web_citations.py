@@ -1,4 +1,4 @@
-"""Web citation detection (seed 003 Phase 3b) inside a `url` job: the links of a page served on 127.0.0.1 are settled
+"""Web citation detection inside a `url` job: the links of a page served on 127.0.0.1 are settled
 by rules (the page itself, sharing, a blocked domain, a paper address) or by the real local LLM (YES / NO), and the
 cited ones become pages with `CITES {citation_source: extraction}` that show as the task's reference candidates.
 Real Neo4j, the real offline models, the real fetcher."""

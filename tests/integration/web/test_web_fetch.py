@@ -1,4 +1,4 @@
-"""The web fetcher against a real HTTP server on 127.0.0.1 (issue 13): extraction, SSRF refusals on redirects and at
+"""The web fetcher against a real HTTP server on 127.0.0.1: extraction, SSRF refusals on redirects and at
 connect time, limits, robots.txt, the domain gate and politeness. No mocks of httpx: real sockets throughout. Test
 host names (``*.test``) are mapped to 127.0.0.1 by the fetcher's resolver hook, so each test has its own domain;
 every address that is refused is a loopback one, so even a broken guard would send nothing off this machine."""

@@ -1,4 +1,4 @@
-"""`query` jobs through the web search (issue 13 §2): a local web on 127.0.0.1 serves a SearXNG JSON API, a
+"""`query` jobs through the web search: a local web on 127.0.0.1 serves a SearXNG JSON API, a
 DuckDuckGo-HTML-style results page and the article pages the results point to; the real fetcher (SSRF guard, domain
 gate, robots.txt, politeness), the real Neo4j, the real offline embedder, ranker and stance judge, and (``browser``)
 real chromium driven by Playwright.
@@ -356,7 +356,7 @@ def test_a_query_job_searches_searxng_ranks_the_results_and_reads_the_best_pages
     assert known == {"/coffee", "/trial"} and all("/coffee" not in c.url for c in ranked)
 
 
-# ----------------------------------------------------------------------------- the relevance floor (issue 25 item 8)
+# ----------------------------------------------------------------------------- the relevance floor
 def test_results_below_the_relevance_floor_are_never_fetched_even_with_room_for_more_pages(
     graph: Services, web: Web
 ) -> None:
@@ -561,7 +561,7 @@ def test_without_a_reachable_engine_a_query_job_still_finishes_through_the_acade
     assert academic["searched"] is True and "always" in academic["reason"]
 
 
-# ----------------------------------------------------------------------------- a natural question (issue 25 item 6)
+# ----------------------------------------------------------------------------- a natural question
 def test_a_natural_question_is_searched_in_the_academic_apis_too_and_a_skip_says_why(
     graph: Services, web: Web, tmp_path: Path
 ) -> None:

@@ -1,5 +1,5 @@
-"""REST and MCP validate every integer, boolean and number argument of every operation alike, strictly (issue 28
-item 5.1): ``true`` is not an integer, ``"7"`` is not a number, ``7.0`` is not an integer, ``1`` is not a boolean.
+"""REST and MCP validate every integer, boolean and number argument of every operation alike, strictly: ``true`` is
+not an integer, ``"7"`` is not a number, ``7.0`` is not an integer, ``1`` is not a boolean.
 
 Generic: the fields come from the published schemas (the OpenAPI document's request bodies and query parameters,
 each MCP tool's input schema), nested objects and arrays included. Each route and tool first gets a valid request
@@ -270,7 +270,7 @@ def test_every_mcp_scalar_argument_is_strict() -> None:
 
 # ----------------------------------------------------------------------------------------------------- list arguments
 def test_optional_arguments_are_published_with_one_plain_type() -> None:
-    """issue 28 item 5.3: `list[str] | None` was an anyOf, which the MCP Inspector CLI sends as a string."""
+    """`list[str] | None` was an anyOf, which the MCP Inspector CLI sends as a string."""
 
     async def run() -> list[Any]:
         async with Client(create_mcp_server(StubOperations())) as client:  # type: ignore[arg-type]

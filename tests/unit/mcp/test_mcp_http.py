@@ -1,4 +1,4 @@
-"""The HTTP app's MCP endpoint and guards (issue 28 item 5): JSON-RPC ids, unknown prompts / tools / resources,
+"""The HTTP app's MCP endpoint and guards: JSON-RPC ids, unknown prompts / tools / resources,
 the session cap and idle expiry, duplicate Host / Authorization / Origin headers.
 
 The app is the one `lyra serve` runs (``create_app`` with the MCP server at /mcp), over stub operations (nothing

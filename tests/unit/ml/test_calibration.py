@@ -315,7 +315,7 @@ def test_fit_and_check_refuses_an_empty_held_out_part() -> None:
 
 
 def test_fit_and_check_counts_every_sample_given_when_there_are_too_few() -> None:
-    # issue 25: five reviewed samples were refused with "got 3", the size of the training part after the split
+    # five reviewed samples were refused with "got 3", the size of the training part after the split
     five = [right(0.9), wrong(0.4), right(0.8), wrong(0.3), right(0.7)]
     with pytest.raises(ValueError, match=f"need at least {MIN_FIT_SAMPLES} reviewed samples .*, got 5$"):
         fit_and_check(five)

@@ -1,4 +1,4 @@
-"""The pure-Python reference of seed 003 §6.2 (no I/O): exact values and true invariants."""
+"""The pure-Python reference of decision record 0003 (no I/O): exact values and true invariants."""
 
 from __future__ import annotations
 

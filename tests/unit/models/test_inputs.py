@@ -79,7 +79,7 @@ def test_page_domain_comes_from_url_and_doi_is_normalised() -> None:
     assert info.value.field == "pages[0].doi"
 
 
-# ----------------------------------------------------------------------------- free text and domains (issue 16)
+# ----------------------------------------------------------------------------- free text and domains
 @pytest.mark.parametrize(
     "good", ["example.org", "sub.example.co.jp", "EXAMPLE.org.", "münchen.de", "_dmarc.example.org"]
 )

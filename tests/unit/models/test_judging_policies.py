@@ -1,4 +1,4 @@
-"""The judging queues' ordering math (issue 27): impact, the uncertain margin, the review priority, the policies'
+"""The judging queues' ordering math: impact, the uncertain margin, the review priority, the policies'
 choice and order of edges, and the per-item checks of submit_judgments."""
 
 from __future__ import annotations

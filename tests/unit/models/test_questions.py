@@ -1,4 +1,4 @@
-"""A question is never judged as a claim (issue 25 item 6): the ``is_question`` rules, every request field that
+"""A question is never judged as a claim: the ``is_question`` rules, every request field that
 takes a claim refusing a question by name, the last guard on what is written (``ClaimIn``), the LLM's answers that
 are questions dropped, how ``lyra research`` gets its claims, and when a query job searches the academic APIs.
 

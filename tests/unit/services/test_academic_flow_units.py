@@ -1,7 +1,8 @@
 """The academic flow's pure parts: impact_score, is_academic_query, and the Stage 0-2 citation filter.
 
 The filter runs here with a fake embedder (bag-of-words vectors) and a fake LLM, both declared as fakes: these
-tests pin the arithmetic and the bookkeeping of decision 11 and of each Stage-2 rater. The integration tests run the
+tests pin the arithmetic and the bookkeeping of decision record 0011 and of each Stage-2 rater. The integration tests
+run the
 same filter with the real offline models against a local API server
 (tests/integration/academic/test_academic_flow.py) and measure the default rater on real labelled papers
 (tests/integration/academic/test_citation_stage2.py).

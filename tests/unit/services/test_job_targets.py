@@ -32,7 +32,7 @@ def test_a_url_that_makes_the_same_request_is_the_same_target(same: str) -> None
 @pytest.mark.parametrize(
     "other",
     [
-        f"{PAGE}/",  # issue 25: a trailing slash is sent to the server, so it is another request (often a 404)
+        f"{PAGE}/",  # a trailing slash is sent to the server, so it is another request (often a 404)
         "http://127.0.0.1:8000/corpus/GHANA.html",  # paths are case-sensitive
         f"{PAGE}?page=2",
     ],

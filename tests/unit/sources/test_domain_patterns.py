@@ -57,7 +57,7 @@ def test_accepted_patterns_are_normalised(pattern: str, expected: str) -> None:
     [
         ("", "must not be empty"),
         ("   ", "U+0020 SPACE at position 1"),
-        # refused, never trimmed or dropped (issue 28): the name a person sees must be the name Lyra uses
+        # refused, never trimmed or dropped: the name a person sees must be the name Lyra uses
         ("example.org\n", "U+000A LINE FEED at position 12"),
         ("  Example.COM.  ", "U+0020 SPACE at position 1"),
         ("exa\u200bmple.org", "U+200B ZERO WIDTH SPACE at position 4"),

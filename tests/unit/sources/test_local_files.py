@@ -1,5 +1,5 @@
 """Walking local folders: symbolic links never lead out of the allowed folders, only regular files are read,
-and the walk is bounded in file size and file count (issue 16, item 3)."""
+and the walk is bounded in file size and file count."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """PDF files in local ingest: text and metadata through pypdf; an encrypted, damaged or text-less PDF is skipped
-with the reason and the walk goes on (issue 13)."""
+with the reason and the walk goes on."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The SSRF guard's decisions, without I/O: every spelling of an internal address is refused, public ones pass, and
-the allow-list lets through exactly what it names (issue 13)."""
+the allow-list lets through exactly what it names."""
 
 from __future__ import annotations
 

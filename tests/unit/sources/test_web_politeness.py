@@ -1,5 +1,5 @@
 """Politeness pieces without I/O: the shared rate limiter, the daily page budget, robots.txt answers and the
-decision taken from config/domains.yaml when no graph-backed gate is given (issue 13)."""
+decision taken from config/domains.yaml when no graph-backed gate is given."""
 
 from __future__ import annotations
 
