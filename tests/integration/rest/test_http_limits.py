@@ -22,7 +22,7 @@ import pytest
 
 from lyra.bootstrap import Services
 from tests.support.helpers import ROOT, neo4j_env
-from tests.support.http import CHUNK, post_chunked
+from tests.support.raw_http import CHUNK, post_chunked
 
 pytestmark = pytest.mark.neo4j
 LIMIT = 1_000_000

@@ -63,7 +63,7 @@ from lyra.services.judging import JudgingService
 from lyra.services.learning import LearningService
 from lyra.services.operations import Operations
 from tests.support.helpers import ROOT
-from tests.support.http import post_chunked
+from tests.support.raw_http import post_chunked
 
 pytestmark = pytest.mark.neo4j
 CORPUS_PATH = ROOT / "tests" / "data" / "hostile_inputs.yaml"
@@ -356,7 +356,7 @@ def operations_for(services: Services, root: Path) -> Operations:
         ingest=lambda: services.ingest,
         interventions=services.interventions,
         learning=lambda: learning,
-        judging=JudgingService(services.store, services.task_repo, services.settings),
+        judging=JudgingService(services.store, services.task_repo, services.settings.judging),
     )
 
 
