@@ -429,8 +429,7 @@ class Operations:
 
     def export_evidence(self, request: ExportRequest) -> ExportResult:
         """The task's evidence as a file (CSV, CSL-JSON, BibTeX, RIS or Markdown), from the same reader as
-        get_materials."""
-        self.task_repo.get(request.task_id)
+        get_materials (which refuses an unknown task)."""
         return ExportService(self._materials).export(request)
 
     def get_evidence_graph(self, request: GetEvidenceGraphRequest) -> EvidenceGraph:

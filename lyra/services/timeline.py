@@ -148,7 +148,9 @@ class TimelineService:
     ) -> tuple[str, int]:
         """Record a run of ``task_id`` that has just ended and snapshot every claim it moved. Returns the run's id
         and how many claims moved. A task that no longer exists records nothing (``("", 0)``)."""
-        if not self.tasks.exists(task_id):
+        try:
+            scores = self.materials.scores(task_id)
+        except NotFoundError:
             return "", 0
         rows = [
             {
@@ -162,7 +164,7 @@ class TimelineService:
                 "refutes": int(s["refutes_count"]),
                 "neutrals": int(s["neutral_count"]),
             }
-            for s in self.materials.scores(task_id)
+            for s in scores
         ]
         run = {
             "id": new_id("run"),

@@ -20,9 +20,10 @@ import httpx
 from lyra.core.errors import LyraError
 from lyra.core.settings import ScholarlySettings
 from lyra.sources.scholarly.crossref import CONCERNING, CORRECTING, RETRACTING, Crossref, Notice
-from lyra.sources.scholarly.http import ApiHttp, RequestBudget, RetryPolicy, Usage, shared_limiter, user_agent
+from lyra.sources.scholarly.http import ApiHttp, RequestBudget, Usage, shared_limiter
 from lyra.sources.scholarly.openalex import OpenAlex, retraction_flags
 from lyra.sources.scholarly.papers import normalise_doi
+from lyra.sources.scholarly.provider import http_client, openalex_http, polite_params, retry_policy
 
 log = logging.getLogger(__name__)
 
@@ -119,19 +120,9 @@ class RetractionChecker:
 
 def build_retraction_checker(settings: ScholarlySettings, *, max_requests: int | None = None) -> RetractionChecker:
     """Crossref and OpenAlex clients for retraction lookups: one client, one budget, no response cache."""
-    client = httpx.Client(
-        timeout=httpx.Timeout(settings.scholarly_timeout_seconds),
-        follow_redirects=True,
-        headers={"User-Agent": user_agent(settings.contact_email)},
-    )
+    client = http_client(settings)
     budget = RequestBudget(max_requests)
-    retry = RetryPolicy(
-        attempts=settings.scholarly_max_attempts,
-        initial_wait=settings.scholarly_retry_initial_wait,
-        max_wait=settings.scholarly_retry_max_wait,
-        timeout=settings.scholarly_retry_timeout,
-    )
-    polite = {"mailto": settings.contact_email} if settings.contact_email else {}
+    retry = retry_policy(settings)
     usage = {"crossref": Usage(), "openalex": Usage()}
     crossref = Crossref(
         ApiHttp(
@@ -142,22 +133,9 @@ def build_retraction_checker(settings: ScholarlySettings, *, max_requests: int |
             retry=retry,
             usage=usage["crossref"],
             budget=budget,
-            params=polite,
+            params=polite_params(settings),
             key_hint="set LYRA_CONTACT_EMAIL: Crossref serves clients that name a contact from its polite pool",
         )
     )
-    secret = {"api_key": settings.openalex_api_key.get_secret_value()} if settings.openalex_api_key else {}
-    openalex = OpenAlex(
-        ApiHttp(
-            "openalex",
-            settings.openalex_url,
-            client,
-            limiter=shared_limiter("openalex", settings.openalex_url, settings.openalex_requests_per_second),
-            retry=retry,
-            usage=usage["openalex"],
-            budget=budget,
-            params=polite,
-            secret_params=secret,
-        )
-    )
+    openalex = OpenAlex(openalex_http(settings, client, retry, budget, usage["openalex"], None))
     return RetractionChecker(crossref, openalex, client, usage)
