@@ -67,6 +67,8 @@ def test_the_experiment_switches_are_not_user_settings() -> None:
 def test_a_flat_environment_variable_lands_in_its_concern(
     monkeypatch: pytest.MonkeyPatch, variable: str, value: str, concern: str, field: str, expected: object
 ) -> None:
+    for name in env_names(field):  # a spelling set by the machine (the test script exports NEO4J_USERNAME) would win
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv(variable, value)
     assert getattr(getattr(load_settings(), concern), field) == expected
 
