@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlparse
 
 import neo4j
 from neo4j import Session
@@ -26,7 +27,7 @@ from neomodel.sync_.query import QueryRunner
 
 from lyra.core.errors import ConfigError, ConflictError, GraphUnavailableError, InvalidGraphDataError
 from lyra.core.settings import Settings
-from lyra.graph.server import NEO4J_USERNAME, LocalNeo4j
+from lyra.graph.server import KNOWN_PORTS, NEO4J_USERNAME, LocalNeo4j, instance_for_uri, managed_instances
 from lyra.graph.store import log_query_time, open_driver, translate_errors
 
 QUERY_PREVIEW_CHARS = 100
@@ -45,10 +46,7 @@ def resolve_connection(settings: Settings) -> tuple[ConnectionInfo, str]:
     if settings.neo4j.neo4j_uri:
         if settings.neo4j.neo4j_password is None:
             raise ConfigError("NEO4J_URI is set but NEO4J_PASSWORD is not")
-        browser = None
-        host = settings.neo4j.neo4j_uri.split("://", 1)[1].split(":", 1)[0].split("/", 1)[0]
-        if host in ("127.0.0.1", "localhost"):
-            browser = f"http://{host}:7474/browser/"
+        browser = browser_for_uri(settings)
         info = ConnectionInfo(settings.neo4j.neo4j_uri, settings.neo4j.neo4j_username, False, browser)
         return info, settings.neo4j.neo4j_password.get_secret_value()
     local = LocalNeo4j(settings)
@@ -58,6 +56,23 @@ def resolve_connection(settings: Settings) -> tuple[ConnectionInfo, str]:
             hint="run `lyra neo4j start`, or set NEO4J_URI/NEO4J_USERNAME/NEO4J_PASSWORD",
         )
     return ConnectionInfo(local.bolt_uri, NEO4J_USERNAME, True, local.browser_url), local.password()
+
+
+def browser_for_uri(settings: Settings) -> str | None:
+    """Neo4j Browser's address for a server given by NEO4J_URI, when it can be known: a loopback server's HTTP port
+    from LYRA_NEO4J_HTTP_PORT, else from the managed instance on that Bolt port (7687 is the default instance's),
+    else unknown (None). A remote server's Browser is the operator's to announce (None)."""
+    parsed = urlparse(settings.neo4j.neo4j_uri or "")
+    if parsed.hostname not in ("127.0.0.1", "localhost"):
+        return None
+    port = settings.neo4j.neo4j_http_port
+    if port is None:
+        instance = instance_for_uri(settings.neo4j.neo4j_uri, settings.paths.state_dir)
+        if instance is not None:
+            port = managed_instances(settings.paths.state_dir)[instance][1]
+        elif parsed.port is None:  # Bolt's default port, so Neo4j's default HTTP port
+            port = KNOWN_PORTS["default"][1]
+    return None if port is None else f"http://{parsed.hostname}:{port}/browser/"
 
 
 def connect(settings: Settings) -> tuple[neo4j.Driver, ConnectionInfo]:

@@ -7,10 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
+from pydantic import SecretStr, ValidationError
 
 from lyra.core.errors import Neo4jServerError
 from lyra.core.settings import Settings, load_settings
+from lyra.graph.connection import resolve_connection
 from lyra.graph.server import (
     KNOWN_PORTS,
     LocalNeo4j,
@@ -103,3 +104,29 @@ def test_instance_for_uri_reads_the_fixed_ports_and_the_ports_files(settings: Se
     assert instance_for_uri("bolt+s://127.0.0.1:7687", state) is None
     assert instance_for_uri("bolt://127.0.0.1:1", state) is None
     assert instance_for_uri(None, state) is None
+
+
+@pytest.mark.parametrize(
+    ("uri", "http_port", "expected"),
+    [
+        ("bolt://127.0.0.1:7688", None, "http://127.0.0.1:7475/browser/"),  # the managed test instance's ports
+        ("neo4j://localhost:7687", None, "http://localhost:7474/browser/"),
+        ("bolt://127.0.0.1", None, "http://127.0.0.1:7474/browser/"),  # Bolt's default port
+        ("bolt://127.0.0.1:9999", None, None),  # nothing known listens there: no guess
+        ("bolt://127.0.0.1:9999", 8888, "http://127.0.0.1:8888/browser/"),  # LYRA_NEO4J_HTTP_PORT says
+        ("neo4j+s://db.example.org:7687", None, None),  # a remote server's Browser is its operator's to announce
+    ],
+)
+def test_a_server_named_by_its_uri_gets_the_browser_address_that_is_known(
+    uri: str, http_port: int | None, expected: str | None, settings: Settings
+) -> None:
+    given = settings.model_copy(
+        update={
+            "neo4j": settings.neo4j.model_copy(
+                update={"neo4j_uri": uri, "neo4j_password": SecretStr("x"), "neo4j_http_port": http_port}
+            )
+        }
+    )
+    info, _password = resolve_connection(given)
+    assert info.browser_url == expected
+    assert not info.managed
