@@ -5,17 +5,22 @@ worked out by hand from the formula of decision record 0003 (docs/concepts/assis
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
+import anyio
+import httpx
 import pytest
+from mcp import Client
 
-from lyra.bootstrap import Services
+from lyra.bootstrap import Services, build_http_app
+from lyra.mcp.server import create_mcp_server
 from lyra.models.judge_calibration import GetJudgeCalibrationRequest
 from lyra.models.judging import NextJudgmentsRequest, SubmitJudgmentsRequest
 from lyra.models.trust import FeedbackRequest
 from lyra.services.judging import JudgingService
-from tests.support.helpers import claim_materials, seed_task
+from tests.support.helpers import claim_materials, neo4j_env, run_lyra, seed_task
 
 pytestmark = pytest.mark.neo4j
 
@@ -166,3 +171,30 @@ def test_a_task_without_corrections_has_no_samples_and_unknown_task_is_refused(g
 
     with pytest.raises(NotFoundError):
         graph.operations.get_judge_calibration(GetJudgeCalibrationRequest(task_id="jc_missing"))
+
+
+def test_the_three_doors_give_the_same_report(graph: Services) -> None:
+    build(graph)
+    expected = graph.operations.get_judge_calibration(GetJudgeCalibrationRequest(task_id=TASK, bins=4)).model_dump()
+    app = build_http_app(graph, workers=False, mcp=False)
+    server = create_mcp_server(graph.operations)
+
+    async def rest(path: str) -> httpx.Response:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as client:
+            return await client.get(path)
+
+    async def mcp() -> Any:
+        async with Client(server) as client:
+            return await client.call_tool("get_judge_calibration", {"task_id": TASK, "bins": 4})
+
+    answer = anyio.run(rest, f"/api/v1/tasks/{TASK}/judge-calibration?bins=4")
+    assert answer.status_code == 200, answer.text
+    assert answer.json() == expected
+    assert anyio.run(rest, "/api/v1/tasks/jc_missing/judge-calibration").status_code == 404
+    bad = anyio.run(rest, f"/api/v1/tasks/{TASK}/judge-calibration?bins=1")
+    assert bad.status_code == 422 and "bins" in bad.text
+    tool = anyio.run(mcp)
+    assert not tool.is_error and tool.structured_content == expected
+    printed = run_lyra("judge", "calibration", TASK, "--bins", "4", env=neo4j_env(graph.settings))
+    assert printed.returncode == 0, printed.stderr
+    assert json.loads(printed.stdout) == expected
