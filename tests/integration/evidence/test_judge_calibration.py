@@ -146,6 +146,11 @@ def test_materials_show_each_judges_edges_and_the_offline_only_confidence(graph:
     alone = expected_confidence(1 + 0.8 + 0.7 + 0.6, 1 + 0.6 + 0.9)
     assert math.isclose(claim.offline_only_confidence, alone, rel_tol=0, abs_tol=1e-12)
     assert claim.confidence != pytest.approx(claim.offline_only_confidence)
+    # the report page prints both, with the edges per judge
+    page = graph.operations.report_html(TASK)
+    assert f'<strong class="offline-only-confidence">{alone:.3f}</strong>' in page
+    assert f'<span class="judges-effect">{"+" if claim.confidence >= alone else "-"}' in page
+    assert '<span class="judge-name">human:ana</span> <strong class="judge-edges">4</strong>' in page
     # an edge whose offline verdict is only in the Judgment history (as for edges from before the edge kept it):
     # the same number, read from the history
     query(graph, "MATCH ()-[r {id: $id}]->() REMOVE r.offline_relation, r.offline_confidence", id=edges["e2"])
