@@ -31,6 +31,7 @@ from lyra.services.explore import ExploreService
 from lyra.services.feedback import FeedbackService
 from lyra.services.interventions import CookieStore, InterventionService
 from lyra.services.jobs import ClaimedJob, JobService, WorkerPool, route_jobs
+from lyra.services.judge_calibration import JudgeCalibrationService
 from lyra.services.judging import JudgingService
 from lyra.services.learning import LearningService
 from lyra.services.learning_jobs import LEARNING_PROPOSALS, ProposalsExecutor
@@ -99,6 +100,9 @@ class Services:
             judging=self.judging,
             timeline=self.timeline,
             refresh=lambda: self.refresh,
+            judge_calibration=JudgeCalibrationService(
+                self.store, self.task_repo, self.settings.judging.judge_calibration_min
+            ),
         )
 
     @cached_property

@@ -17,7 +17,7 @@ from fastapi import Path
 from pydantic import Field, ValidationInfo, field_validator
 
 from lyra.core.ids import TASK_ID_PATTERN
-from lyra.models import api, export, judging, learning, timeline
+from lyra.models import api, export, judge_calibration, judging, learning, timeline
 
 TaskIdPath = Annotated[str, Path(pattern=TASK_ID_PATTERN.pattern, description="a task id")]
 ClaimIdPath = Annotated[str, Path(min_length=1, max_length=200, description="a claim id (get_materials lists them)")]
@@ -107,6 +107,10 @@ class ReviewQueueQuery(QueryParameters, judging.ReviewQueueFields):
     pass
 
 
+class JudgeCalibrationQuery(QueryParameters, judge_calibration.GetJudgeCalibrationFields):
+    pass
+
+
 class ExportQuery(QueryParameters, export.ExportFields):
     pass
 
@@ -143,6 +147,7 @@ __all__ = [
     "FeedbackListQuery",
     "GraphQuery",
     "InterventionIdPath",
+    "JudgeCalibrationQuery",
     "MaterialsQuery",
     "NoQuery",
     "ProposalsQuery",

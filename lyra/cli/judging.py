@@ -65,3 +65,15 @@ def review_queue(task_id: str, limit: int = typer.Option(20, help="how many edge
     request = parse_one(ReviewQueueRequest, {"task_id": task_id, "limit": limit})
     with operations() as ops:
         print(ops.review_queue(request).model_dump_json(indent=2))
+
+
+@judge_app.command("calibration")
+@handle_errors
+def judge_calibration(task_id: str, bins: int = typer.Option(10, help="confidence bins (2 to 20)")) -> None:
+    """Each judge measured on the task's own corrections: agreement, confusion, reliability table, fitted mapping
+    (get_judge_calibration), as JSON."""
+    from lyra.models.judge_calibration import GetJudgeCalibrationRequest
+
+    request = parse_one(GetJudgeCalibrationRequest, {"task_id": task_id, "bins": bins})
+    with operations() as ops:
+        print(ops.get_judge_calibration(request).model_dump_json(indent=2))

@@ -468,6 +468,15 @@ class JudgingSettings(Concern):
     judging_max_open_tickets: int = Field(default=500, ge=1)  # unexpired tickets per task, at most
     judging_rate_per_minute: int = Field(default=120, ge=1)  # assistant judgments a task takes per minute, at most
     judging_passage_chars: int = Field(default=2000, ge=80, le=20_000)  # passage shown per judging item, at most
+    judge_calibration_min: int = Field(
+        default=20,
+        ge=15,
+        le=100_000,
+        description="human corrections a judge needs on a task before get_judge_calibration fits a mapping of its "
+        "confidence (Platt scaling, checked on a held-out 30%); below it only its agreement and reliability table "
+        "are reported. At least 15, so the training part keeps the 10 samples a fit needs. The mapping is "
+        "reported, never applied to edge weights (docs/concepts/assistant-judge.md)",
+    )
 
 
 class ScholarlySettings(Concern):

@@ -880,6 +880,17 @@ class MaterialClaim(Response):
     evidence: list[Evidence]
     evidence_truncated: bool
     evidence_years: EvidenceYears
+    judges: dict[str, int] = Field(
+        default_factory=dict,
+        description="the claim's stance edges per judge that drew them (offline:<id>, assistant:<client>/<model>, "
+        "human:<reviewer>), every edge counted whatever its relation",
+    )
+    offline_only_confidence: float = Field(
+        default=0.5,
+        description="the claim's confidence as the offline judge alone would have it: the same formula over the "
+        "offline verdicts (an edge an assistant or a person replaced counts with the offline verdict it replaced; "
+        "an edge no offline judge drew is left out); confidence minus this is the other judges' effect",
+    )
 
 
 class Materials(Response):

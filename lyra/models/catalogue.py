@@ -24,7 +24,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from lyra.models import api, export, ingest, judging, learning, refresh, timeline, trust
+from lyra.models import api, export, ingest, judge_calibration, judging, learning, refresh, timeline, trust
 
 HttpMethod = Literal["GET", "POST"]
 
@@ -529,6 +529,24 @@ OPERATIONS: tuple[Operation, ...] = (
         read_only=True,
         rest=Rest("GET", "/tasks/{task_id}/review-queue", tag="judging"),
         cli="judge review",
+    ),
+    Operation(
+        name="get_judge_calibration",
+        title="How far each judge agrees with the people",
+        description="Each judge of the task (offline:<id>, assistant:<client>/<model>) measured on the task's own "
+        "human corrections (feedback edge_correct): for every pair a person judged, the judge's verdict before it "
+        "against the person's. Per judge: samples, agreements and the agreement rate, the confusion between "
+        "labels (judge's -> person's), Brier score, expected calibration error and a reliability table (per "
+        "confidence bin: count, mean confidence, accuracy); and, once it has min_corrections samples, a Platt "
+        "mapping of its confidence fitted on part of them and checked on the rest (reported only: edge weights "
+        "stay what the judge said). get_materials shows per claim how many edges each judge drew and the "
+        "confidence the offline judge alone would give.",
+        request=judge_calibration.GetJudgeCalibrationRequest,
+        response=judge_calibration.JudgeCalibrationReport,
+        method="get_judge_calibration",
+        read_only=True,
+        rest=Rest("GET", "/tasks/{task_id}/judge-calibration", tag="judging"),
+        cli="judge calibration",
     ),
     Operation(
         name="check_domain",

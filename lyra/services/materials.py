@@ -40,7 +40,7 @@ from lyra.models.api import (
     RescoreReport,
     RescoreRequest,
 )
-from lyra.models.confidence import credible_intervals
+from lyra.models.confidence import EdgeEvidence, beta_stats, credible_intervals, reference_alpha_beta
 from lyra.services.provenance import independent_sources
 from lyra.sources.untrusted import scanner_version, source_text
 
@@ -242,6 +242,32 @@ def evidence_rows(result: list[Row], passage_chars: int, reveal: bool = False) -
     return rows
 
 
+def judge_rows(result: list[Row]) -> list[Row]:
+    """materials/claim_judges answers one row holding one [claim_id, judges, offline] per claim: one dict per claim
+    with ``judges`` (judge -> edges) and ``offline_only_confidence``: the confidence formula of decision record 0003
+    (:func:`lyra.models.confidence.reference_alpha_beta`, the twin of materials/claim_scores, and
+    :func:`~lyra.models.confidence.beta_stats`) over the offline judge's verdicts alone."""
+    (row,) = result
+    out: list[Row] = []
+    for claim_id, judges, offline in row["claims"]:
+        verdicts = [EdgeEvidence(relation=str(rel), nli_confidence=float(weight or 0.0)) for rel, weight in offline]
+        out.append(
+            {
+                "claim_id": claim_id,
+                "judges": {str(judge): int(edges) for judge, edges in sorted(judges)},
+                "offline_only_confidence": beta_stats(reference_alpha_beta(verdicts)).confidence,
+            }
+        )
+    return out
+
+
+def judge_fields(row: Row | None) -> dict[str, Any]:
+    """A claim's ``judges`` and ``offline_only_confidence`` (a claim deleted meanwhile: none, the prior's 0.5)."""
+    if row is None:
+        return {"judges": {}, "offline_only_confidence": beta_stats(reference_alpha_beta([])).confidence}
+    return {"judges": row["judges"], "offline_only_confidence": row["offline_only_confidence"]}
+
+
 Convert = Callable[[list[Row]], list[Row]]
 
 
@@ -378,6 +404,10 @@ class MaterialsService:
             self._pool.submit(self._read, "materials/claim_evidence", {**evidence_params, "claim_ids": part}, convert)
             for part in self._parts(ids)
         ]
+        judged = [
+            self._pool.submit(self._read, "materials/claim_judges", {"claim_ids": part}, judge_rows)
+            for part in self._parts(ids)
+        ]
         scores = scored.result()
         alphas = [r["alpha"] for r in scores]
         betas = [r["beta"] for r in scores]
@@ -385,6 +415,7 @@ class MaterialsService:
         intervals = credible_intervals(alphas, betas)
         by_id = {row["claim_id"]: i for i, row in enumerate(scores)}
         order = {claim_id: i for i, claim_id in enumerate(ids)}
+        by_judges = {row["claim_id"]: row for part in judged for row in part.result()}
         claims: list[MaterialClaim] = []
         for part in parts:
             # a claim deleted since the page was read is left out
@@ -417,6 +448,7 @@ class MaterialsService:
                         "evidence": items,
                         "evidence_truncated": extra["evidence_available"] > len(items),
                         "evidence_years": {"oldest": extra["oldest"], "newest": extra["newest"]},
+                        **judge_fields(by_judges.get(row["claim_id"])),
                     }
                 )
             # one pydantic-core validation per part, not one call per evidence item

@@ -14,6 +14,7 @@ from urllib.parse import quote
 
 from lyra.core.errors import ConfigError, ConflictError, InvalidInputError
 from lyra.core.ids import task_id_for
+from lyra.core.settings import JudgingSettings
 from lyra.core.text import question_cue
 from lyra.graph.connection import ConnectionInfo
 from lyra.graph.store import GraphStore, to_plain
@@ -63,6 +64,7 @@ from lyra.models.api import (
 )
 from lyra.models.export import ExportRequest, ExportResult
 from lyra.models.ingest import IngestReport, IngestRequest, ResearchRequest, ResearchStart
+from lyra.models.judge_calibration import GetJudgeCalibrationRequest, JudgeCalibrationReport
 from lyra.models.judging import (
     NextJudgments,
     NextJudgmentsRequest,
@@ -114,6 +116,7 @@ from lyra.services.graph_import import ImportReport, load_graph_file
 from lyra.services.ingest import IngestService, Progress
 from lyra.services.interventions import InterventionService
 from lyra.services.jobs import JobService
+from lyra.services.judge_calibration import JudgeCalibrationService
 from lyra.services.judging import JudgingService
 from lyra.services.learning import LearningService
 from lyra.services.learning_jobs import queue_proposals
@@ -146,6 +149,7 @@ class Operations:
         judging: JudgingService | None = None,
         timeline: TimelineService | None = None,
         refresh: Callable[[], RefreshService] | None = None,
+        judge_calibration: JudgeCalibrationService | None = None,
     ) -> None:
         self.store = store
         self.task_repo = task_repo
@@ -165,6 +169,9 @@ class Operations:
         self._learning = learning
         self._judging = judging
         self._refresh = refresh
+        self.judge_calibration = judge_calibration or JudgeCalibrationService(
+            store, task_repo, JudgingSettings().judge_calibration_min
+        )
 
     @property
     def learning(self) -> LearningService:
@@ -542,6 +549,11 @@ class Operations:
         decision = self.domains.decide(request.domain)
         rates = self.domains.rejection_rates([decision.domain])
         return decision.model_copy(update={"rejection_rates": rates[0] if rates else None})
+
+    def get_judge_calibration(self, request: GetJudgeCalibrationRequest) -> JudgeCalibrationReport:
+        """Each judge of the task measured on the task's own human corrections: agreement, confusion, reliability
+        table and, with enough corrections, a fitted mapping of its confidence (reported only)."""
+        return self.judge_calibration.report(request)
 
     def calibration_metrics(self, request: CalibrationMetricsRequest) -> CalibrationResponse:
         return self.calibration.metrics(request)

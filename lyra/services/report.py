@@ -161,6 +161,10 @@ class ClaimView:
     evidence_truncated: bool
     evidence_years: str
     timeline: TimelineChart | None
+    # the judges behind the claim's edges (judge, edges) and its confidence from the offline judge alone
+    judges: tuple[tuple[str, int], ...]
+    offline_only_confidence: str
+    judges_effect: str  # confidence minus offline_only_confidence, signed
 
 
 @dataclass(frozen=True)
@@ -442,7 +446,19 @@ def claim_view(index: int, claim: MaterialClaim, chart: TimelineChart | None) ->
         evidence_truncated=claim.evidence_truncated,
         evidence_years=_year_range(claim.evidence_years.oldest, claim.evidence_years.newest),
         timeline=chart,
+        **judge_view(claim),
     )
+
+
+def judge_view(claim: MaterialClaim) -> dict[str, Any]:
+    """The report's judges line: edges per judge (most first) and the confidence the offline judge alone would give,
+    with the other judges' effect (the claim's confidence minus that)."""
+    effect = claim.confidence - claim.offline_only_confidence
+    return {
+        "judges": tuple(sorted(claim.judges.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "offline_only_confidence": fmt(claim.offline_only_confidence),
+        "judges_effect": f"{'+' if effect >= 0 else '-'}{fmt(abs(effect))}",
+    }
 
 
 def build_view(materials: Materials, timeline: list[dict[str, Any]], generated_at: str) -> ReportView:

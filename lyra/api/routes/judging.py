@@ -10,9 +10,9 @@ from typing import Annotated
 
 from fastapi import Body, Query
 
-from lyra.api.params import ReviewQueueQuery, TaskIdPath
+from lyra.api.params import JudgeCalibrationQuery, ReviewQueueQuery, TaskIdPath
 from lyra.api.routing import FeatureRouter, Ops, fields
-from lyra.models import judging
+from lyra.models import judge_calibration, judging
 
 router = FeatureRouter("judging")
 
@@ -37,3 +37,11 @@ def submit_judgments(
 def review_queue(ops: Ops, task_id: TaskIdPath, query: Annotated[ReviewQueueQuery, Query()]) -> judging.ReviewQueue:
     """The edges a person should review first; answered with feedback edge_correct."""
     return ops.review_queue(judging.ReviewQueueRequest(task_id=task_id, **fields(query)))
+
+
+@router.operation("get_judge_calibration")
+def get_judge_calibration(
+    ops: Ops, task_id: TaskIdPath, query: Annotated[JudgeCalibrationQuery, Query()]
+) -> judge_calibration.JudgeCalibrationReport:
+    """Each judge measured on the task's own human corrections: agreement, reliability, fitted mapping."""
+    return ops.get_judge_calibration(judge_calibration.GetJudgeCalibrationRequest(task_id=task_id, **fields(query)))

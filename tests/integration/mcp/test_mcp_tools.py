@@ -51,6 +51,7 @@ TOOLS = {
     "next_judgments": (False, False),
     "submit_judgments": (False, False),
     "review_queue": (True, False),
+    "get_judge_calibration": (True, False),
     "get_changes": (True, False),
     "get_claim_timeline": (True, False),
     "export_evidence": (True, False),
