@@ -38,6 +38,7 @@ from lyra.services.materials import MaterialsService
 from lyra.services.operations import Operations
 from lyra.services.refresh import RefreshService, RetractionService
 from lyra.services.research import ResearchExecutor
+from lyra.services.schedule import TASK_REFRESH, RefreshExecutor, RefreshScheduler, ScheduleService
 from lyra.services.status import StatusService
 from lyra.services.tasks import TaskService
 from lyra.services.timeline import TimelineService
@@ -99,6 +100,7 @@ class Services:
             judging=self.judging,
             timeline=self.timeline,
             refresh=lambda: self.refresh,
+            schedule=self.schedule,
         )
 
     @cached_property
@@ -129,6 +131,11 @@ class Services:
     def refresh(self) -> RefreshService:
         """refresh_task: a retraction check and the task's earlier targets queued again."""
         return RefreshService(self.store, self.jobs, self.retractions, self.timeline)
+
+    @cached_property
+    def schedule(self) -> ScheduleService:
+        """Tasks' refresh schedules: set by refresh_task, claimed and queued by :meth:`running_workers`."""
+        return ScheduleService(self.store, self.jobs, self.settings.jobs.schedule_min_seconds)
 
     @cached_property
     def learning(self) -> LearningService:
@@ -177,7 +184,13 @@ class Services:
             name=s.jobs.worker_name,
         )
         # a task's targets go to the research executor above; the service's own jobs to theirs
-        pool.executor = route_jobs(pool.executor, {LEARNING_PROPOSALS: ProposalsExecutor(lambda: self.learning)})
+        pool.executor = route_jobs(
+            pool.executor,
+            {
+                LEARNING_PROPOSALS: ProposalsExecutor(lambda: self.learning),
+                TASK_REFRESH: RefreshExecutor(lambda: self.refresh),
+            },
+        )
         timeline = self.timeline
 
         def record(job: ClaimedJob, state: str, seconds: float) -> None:
@@ -190,13 +203,19 @@ class Services:
         return pool
 
     @contextmanager
-    def running_workers(self) -> Iterator[WorkerPool]:
-        """The worker pool, started for the duration of the block and stopped after it."""
+    def running_workers(self, *, schedule: bool = False) -> Iterator[WorkerPool]:
+        """The worker pool, started for the duration of the block and stopped after it; with ``schedule`` (the
+        servers) also the loop that queues tasks' scheduled refreshes when they are due."""
         pool = self.worker_pool()
+        scheduler = RefreshScheduler(self.schedule, self.settings.jobs.schedule_poll_seconds) if schedule else None
         pool.start()
+        if scheduler is not None:
+            scheduler.start()
         try:
             yield pool
         finally:
+            if scheduler is not None:
+                scheduler.stop()
             pool.stop()
 
     @cached_property
@@ -435,5 +454,5 @@ def build_http_app(services: Services, *, workers: bool = True, mcp: bool = True
         services.operations,
         services.settings.api,
         mcp_server=build_mcp_server(services) if mcp else None,
-        background=services.running_workers if workers else None,
+        background=(lambda: services.running_workers(schedule=True)) if workers else None,
     )

@@ -120,6 +120,7 @@ from lyra.services.learning_jobs import queue_proposals
 from lyra.services.materials import MaterialsService, materials_json
 from lyra.services.refresh import RefreshService
 from lyra.services.research import research_claims
+from lyra.services.schedule import ScheduleService
 from lyra.services.status import StatusService
 from lyra.services.tasks import TaskService
 from lyra.services.timeline import TimelineService
@@ -146,6 +147,7 @@ class Operations:
         judging: JudgingService | None = None,
         timeline: TimelineService | None = None,
         refresh: Callable[[], RefreshService] | None = None,
+        schedule: ScheduleService | None = None,
     ) -> None:
         self.store = store
         self.task_repo = task_repo
@@ -165,6 +167,7 @@ class Operations:
         self._learning = learning
         self._judging = judging
         self._refresh = refresh
+        self._schedule = schedule
 
     @property
     def learning(self) -> LearningService:
@@ -421,7 +424,17 @@ class Operations:
         """Retraction states of the task's DOI pages read fresh and applied; its earlier targets queued again."""
         if self._refresh is None:
             raise ConfigError("refresh_task needs the scholarly sources: this Operations was built without them")
-        return self._refresh().refresh(request)
+        schedule = self._schedule
+        if request.schedule is not None and schedule is None:
+            raise ConfigError("refresh_task's schedule needs the scheduler: this Operations was built without it")
+        if schedule is not None and request.schedule is not None:
+            self.task_repo.get(request.task_id)  # NotFoundError before anything is written
+            # set first, so that a period below the minimum is refused before the refresh runs
+            schedule.set(request.task_id, request.schedule, request.max_targets, request.max_pages)
+        result = self._refresh().refresh(request)
+        if schedule is not None:
+            result.schedule = schedule.get(request.task_id)
+        return result
 
     def get_claim_timeline(self, request: GetClaimTimelineRequest) -> ClaimTimeline:
         """Everything that happened to one claim, newest first."""
