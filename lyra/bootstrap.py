@@ -139,8 +139,9 @@ class Services:
 
     @cached_property
     def learning(self) -> LearningService:
-        """The learning loop: feedback records, proposals, their review, the learned rules in force."""
-        return LearningService(
+        """The learning loop: feedback records, proposals, their review, the learned rules in force; each rule
+        deployment is a recorded 'rule' run of the tasks it bears on."""
+        learning = LearningService(
             self.store,
             self.settings.learning,
             self.settings.paths.state_dir,
@@ -155,6 +156,13 @@ class Services:
             ),
             rank_task=lambda task_id, rule_sets: self.ingest.rank_task(task_id, rule_sets),
         )
+        timeline = self.timeline
+
+        def deployed(component: str, version: int, cause: str) -> None:
+            timeline.record_rule_deployment(component, version, cause)
+
+        learning.on_rules_changed = deployed
+        return learning
 
     def worker_pool(self) -> WorkerPool:
         """Background workers for queued jobs (models load when the first job needs them)."""
