@@ -563,9 +563,12 @@ class Operations:
         return self.calibration.rollback(request)
 
     # ---------------------------------------------------------------- report
-    def report_html(self, task_id: str, evidence_limit: int = 200) -> str:
-        """The evidence report page: materials and the evidence timeline, rendered as one HTML document."""
+    def report_html(self, task_id: str, evidence_limit: int = 200, changes: GetChangesRequest | None = None) -> str:
+        """The evidence report page: materials and the evidence timeline, rendered as one HTML document, with a
+        "What changed" section: get_changes (``changes``; default: since the task's latest run) and each moved
+        claim's timeline."""
         from lyra.services.report import render_report
+        from lyra.services.report_changes import CLAIMS_SHOWN, TIMELINE_EVENTS, changes_view
 
         materials = self.get_materials(
             GetMaterialsRequest(
@@ -574,7 +577,16 @@ class Operations:
         )
         timeline = self.explore.query_view("evidence_timeline", {"task_id": task_id}).rows
         rules = self.learning.report_rows() if self._learning is not None else None
-        return render_report(materials, timeline, rules=rules)
+        request = changes or GetChangesRequest(task_id=task_id)
+        moved = self.timeline.changes(request)
+        timelines = {
+            move.claim_id: self.timeline.claim_timeline(
+                GetClaimTimelineRequest(task_id=task_id, claim_id=move.claim_id, limit=TIMELINE_EVENTS)
+            )
+            for move in moved.claims[:CLAIMS_SHOWN]
+        }
+        view = changes_view(moved, timelines, request.confidence_threshold, request.uncertainty_threshold)
+        return render_report(materials, timeline, rules=rules, changes=view)
 
     def vector_search(self, request: VectorSearchRequest) -> SearchResults:
         hits = self.explore.vector_search(
