@@ -19,7 +19,7 @@ _SCHEDULE = re.compile(r"^([1-9][0-9]{0,5})([mhdw])$")
 def parse_every(text: str) -> int:
     """The seconds of a schedule's period: a whole number and one unit, ``30m``, ``12h``, ``7d`` or ``2w``. Raises
     ValueError naming the problem; the minimum is the service's (LYRA_SCHEDULE_MIN_SECONDS), the maximum 366 days."""
-    match = _SCHEDULE.match(text)
+    match = _SCHEDULE.fullmatch(text)
     if match is None:
         raise ValueError(
             f"schedule: {text!r} is not a period: a whole number and one unit m, h, d or w (30m, 12h, 7d, 2w), "

@@ -93,7 +93,7 @@ from lyra.models.learning import (
     RuleList,
     SimilarRecords,
 )
-from lyra.models.refresh import RefreshRequest, RefreshResult
+from lyra.models.refresh import SCHEDULE_MIN_SECONDS, RefreshRequest, RefreshResult
 from lyra.models.timeline import Changes, ClaimTimeline, GetChangesRequest, GetClaimTimelineRequest
 from lyra.models.trust import (
     CalibrationMetricsRequest,
@@ -167,7 +167,7 @@ class Operations:
         self._learning = learning
         self._judging = judging
         self._refresh = refresh
-        self._schedule = schedule
+        self.schedule = schedule or ScheduleService(store, jobs, SCHEDULE_MIN_SECONDS)
 
     @property
     def learning(self) -> LearningService:
@@ -422,18 +422,15 @@ class Operations:
 
     def refresh_task(self, request: RefreshRequest) -> RefreshResult:
         """Retraction states of the task's DOI pages read fresh and applied; its earlier targets queued again."""
+        if request.schedule is not None:
+            self.schedule.check(request.schedule)  # a period below the minimum is refused before anything runs
         if self._refresh is None:
             raise ConfigError("refresh_task needs the scholarly sources: this Operations was built without them")
-        schedule = self._schedule
-        if request.schedule is not None and schedule is None:
-            raise ConfigError("refresh_task's schedule needs the scheduler: this Operations was built without it")
-        if schedule is not None and request.schedule is not None:
+        if request.schedule is not None:
             self.task_repo.get(request.task_id)  # NotFoundError before anything is written
-            # set first, so that a period below the minimum is refused before the refresh runs
-            schedule.set(request.task_id, request.schedule, request.max_targets, request.max_pages)
+            self.schedule.set(request.task_id, request.schedule, request.max_targets, request.max_pages)
         result = self._refresh().refresh(request)
-        if schedule is not None:
-            result.schedule = schedule.get(request.task_id)
+        result.schedule = self.schedule.get(request.task_id)
         return result
 
     def get_claim_timeline(self, request: GetClaimTimelineRequest) -> ClaimTimeline:

@@ -50,21 +50,27 @@ class ScheduleService:
         self.jobs = jobs
         self.min_seconds = min_seconds
 
+    def check(self, schedule: str) -> int | None:
+        """The period's seconds (None: ``off``); raises InvalidInputError on the field ``schedule`` for a period that
+        is not one, or is shorter than the minimum or longer than the maximum."""
+        if schedule == SCHEDULE_OFF:
+            return None
+        try:
+            every_seconds = parse_every(schedule)
+        except ValueError as exc:
+            raise InvalidInputError("schedule", str(exc).removeprefix("schedule: ")) from None
+        if every_seconds < self.min_seconds:
+            raise InvalidInputError(
+                "schedule",
+                f"{schedule} is shorter than the minimum, {self.min_seconds} seconds",
+                hint="LYRA_SCHEDULE_MIN_SECONDS sets the minimum (default 3600, one hour)",
+            )
+        return every_seconds
+
     def set(self, task_id: str, schedule: str, max_targets: int, max_pages: int) -> RefreshSchedule | None:
         """Set (``7d``, ``12h`` ...) or clear (``off``) a task's refresh schedule; the next refresh is due one period
         from now. Returns the schedule (None: cleared)."""
-        every_seconds: int | None = None
-        if schedule != SCHEDULE_OFF:
-            try:
-                every_seconds = parse_every(schedule)
-            except ValueError as exc:
-                raise InvalidInputError("schedule", str(exc).removeprefix("schedule: ")) from None
-            if every_seconds < self.min_seconds:
-                raise InvalidInputError(
-                    "schedule",
-                    f"{schedule} is shorter than the minimum, {self.min_seconds} seconds",
-                    hint="LYRA_SCHEDULE_MIN_SECONDS sets the minimum (default 3600, one hour)",
-                )
+        every_seconds = self.check(schedule)
         rows = self.store.run(
             "schedule/set_refresh",
             {
