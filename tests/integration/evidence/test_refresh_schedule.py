@@ -1,10 +1,14 @@
 """Scheduled refreshes against the real Neo4j and the scholarly replay server: refresh_task(schedule=...) stores
 the period on the task (strict periods, a minimum, 'off' clears), and a due refresh is claimed exactly once however
-many schedulers ask at once (two Services with their own drivers, as two `lyra serve` processes, each asking from
-several threads), queued through the job queue and run by a worker as a recorded refresh run."""
+many schedulers ask at once (two real processes; two Services with their own drivers, each asking from several
+threads), queued through the job queue and run by a worker as a recorded refresh run."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -18,7 +22,7 @@ from lyra.core.errors import InvalidInputError, NotFoundError
 from lyra.models.refresh import RefreshRequest
 from lyra.services.schedule import TASK_REFRESH, refresh_key
 from lyra.testing.scholarly import ReplayServer
-from tests.support.helpers import seed_task
+from tests.support.helpers import ROOT, SUPPORT_DIR, neo4j_env, seed_task
 from tests.support.retractions import lyra, paper_pages, server  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.neo4j
@@ -167,3 +171,38 @@ def test_serve_workers_run_a_due_scheduled_refresh_as_a_recorded_run(
     schedule = lyra.schedule.get("sched_two")
     assert schedule is not None and schedule.last_run_at is not None
     assert due_ms(lyra, "sched_two") > int(time.time() * 1000) + 2 * 3600_000 - 120_000
+
+
+def test_two_processes_racing_claim_each_due_refresh_once(graph: Services) -> None:
+    tasks = [f"sched_proc_{i:02d}" for i in range(40)]
+    for task_id in tasks:
+        seed_task(graph, task_id, [f"claim of {task_id}"])
+        graph.schedule.set(task_id, "1h", 0, 0)
+        make_due(graph, task_id)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
+    env |= {**neo4j_env(graph.settings), "PYTHONPATH": str(ROOT)}
+    processes = [
+        subprocess.Popen(
+            [sys.executable, str(SUPPORT_DIR / "refresh_claimer.py"), "60", "2"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(2)
+    ]
+    for process in processes:
+        assert process.stdout is not None and process.stdout.readline().strip() == "ready"
+    for process in processes:
+        assert process.stdin is not None
+        process.stdin.write("go\n")
+        process.stdin.flush()
+    won: list[str] = []
+    for process in processes:
+        out, _ = process.communicate(timeout=120)
+        lines = out.strip().splitlines()
+        assert lines[-1] == "done" and process.returncode == 0
+        won += [json.loads(line)["task_id"] for line in lines[:-1]]
+    assert sorted(won) == sorted(tasks)  # each due refresh claimed by exactly one process, once
+    now = int(time.time() * 1000)
+    assert all(now + 3600_000 - 120_000 < due_ms(graph, t) <= now + 3600_000 for t in tasks)
