@@ -39,6 +39,7 @@ from lyra.services.materials import MaterialsService
 from lyra.services.operations import Operations
 from lyra.services.refresh import RefreshService, RetractionService
 from lyra.services.research import ResearchExecutor
+from lyra.services.schedule import TASK_REFRESH, RefreshExecutor, RefreshScheduler, ScheduleService
 from lyra.services.status import StatusService
 from lyra.services.tasks import TaskService
 from lyra.services.timeline import TimelineService
@@ -103,6 +104,7 @@ class Services:
             judge_calibration=JudgeCalibrationService(
                 self.store, self.task_repo, self.settings.judging.judge_calibration_min
             ),
+            schedule=self.schedule,
         )
 
     @cached_property
@@ -135,9 +137,15 @@ class Services:
         return RefreshService(self.store, self.jobs, self.retractions, self.timeline)
 
     @cached_property
+    def schedule(self) -> ScheduleService:
+        """Tasks' refresh schedules: set by refresh_task, claimed and queued by :meth:`running_workers`."""
+        return ScheduleService(self.store, self.jobs, self.settings.jobs.schedule_min_seconds)
+
+    @cached_property
     def learning(self) -> LearningService:
-        """The learning loop: feedback records, proposals, their review, the learned rules in force."""
-        return LearningService(
+        """The learning loop: feedback records, proposals, their review, the learned rules in force; each rule
+        deployment is a recorded 'rule' run of the tasks it bears on."""
+        learning = LearningService(
             self.store,
             self.settings.learning,
             self.settings.paths.state_dir,
@@ -152,6 +160,13 @@ class Services:
             ),
             rank_task=lambda task_id, rule_sets: self.ingest.rank_task(task_id, rule_sets),
         )
+        timeline = self.timeline
+
+        def deployed(component: str, version: int, cause: str) -> None:
+            timeline.record_rule_deployment(component, version, cause)
+
+        learning.on_rules_changed = deployed
+        return learning
 
     def worker_pool(self) -> WorkerPool:
         """Background workers for queued jobs (models load when the first job needs them)."""
@@ -181,7 +196,13 @@ class Services:
             name=s.jobs.worker_name,
         )
         # a task's targets go to the research executor above; the service's own jobs to theirs
-        pool.executor = route_jobs(pool.executor, {LEARNING_PROPOSALS: ProposalsExecutor(lambda: self.learning)})
+        pool.executor = route_jobs(
+            pool.executor,
+            {
+                LEARNING_PROPOSALS: ProposalsExecutor(lambda: self.learning),
+                TASK_REFRESH: RefreshExecutor(lambda: self.refresh),
+            },
+        )
         timeline = self.timeline
 
         def record(job: ClaimedJob, state: str, seconds: float) -> None:
@@ -194,13 +215,19 @@ class Services:
         return pool
 
     @contextmanager
-    def running_workers(self) -> Iterator[WorkerPool]:
-        """The worker pool, started for the duration of the block and stopped after it."""
+    def running_workers(self, *, schedule: bool = False) -> Iterator[WorkerPool]:
+        """The worker pool, started for the duration of the block and stopped after it; with ``schedule`` (the
+        servers) also the loop that queues tasks' scheduled refreshes when they are due."""
         pool = self.worker_pool()
+        scheduler = RefreshScheduler(self.schedule, self.settings.jobs.schedule_poll_seconds) if schedule else None
         pool.start()
+        if scheduler is not None:
+            scheduler.start()
         try:
             yield pool
         finally:
+            if scheduler is not None:
+                scheduler.stop()
             pool.stop()
 
     @cached_property
@@ -439,5 +466,5 @@ def build_http_app(services: Services, *, workers: bool = True, mcp: bool = True
         services.operations,
         services.settings.api,
         mcp_server=build_mcp_server(services) if mcp else None,
-        background=services.running_workers if workers else None,
+        background=(lambda: services.running_workers(schedule=True)) if workers else None,
     )

@@ -4,7 +4,9 @@
 // $causes_per_claim, newest first:
 // - added: stance edges created since (new evidence), with the first page the task read that carries the passage;
 // - judged: (:Judgment) records since (a person's correction, an assistant's verdict: who, from what, to what);
-// - retracted: pages the task read, carrying evidence of the claim, found retracted since.
+// - retracted: pages the task read, carrying evidence of the claim, found retracted since;
+// - ruled: rule deployments since (runs of kind 'rule') at which the claim's scores stood differently (the claim's
+//   snapshot of that run), with what was deployed (the run's cause_id, e.g. 'stance_llm v3: approve prp_...').
 // Scores now come from materials/claim_scores (the one statement that computes confidence). Timestamps as strings.
 // Params: $task_id, $since, $causes_per_claim
 MATCH (t:Task {id: $task_id})-[:HAS_CLAIM]->(c:Claim)
@@ -43,7 +45,16 @@ CALL (t, c, since) {
     at: toString(p.retracted_at), page: p {.id, .url, .title, .doi}, edge_ids: edge_ids,
     notice_doi: p.retraction_notice_doi, source: p.retraction_source} END) AS retracted
 }
+CALL (c, since) {
+  OPTIONAL MATCH (c)-[:HAS_SNAPSHOT]->(s:ClaimSnapshot {run_kind: 'rule'})
+    WHERE s.at >= since
+  WITH s ORDER BY s.at DESC, s.seq DESC
+  WITH s LIMIT $causes_per_claim
+  OPTIONAL MATCH (run:Run {id: s.run_id})
+  RETURN collect(CASE WHEN s IS NOT NULL THEN {at: toString(s.at), run_id: s.run_id, rule: run.cause_id} END)
+         AS ruled
+}
 RETURN c.id AS claim_id, c.text AS text, coalesce(c.created_at >= since, false) AS created_since,
        CASE WHEN before IS NULL THEN null ELSE before {.*, at: toString(before.at)} END AS before,
-       added, judged, retracted
+       added, judged, retracted, ruled
 ORDER BY c.created_at, c.id

@@ -124,5 +124,5 @@ def mcp_stdio(
 
     settings = settings_from_env()
     start_managed_if_needed()
-    with open_services(settings) as services, services.running_workers() if workers else nullcontext():
+    with open_services(settings) as services, services.running_workers(schedule=True) if workers else nullcontext():
         anyio.run(build_mcp_server(services).run_stdio_async)

@@ -153,11 +153,17 @@ def task_refresh(
     task_id: str,
     max_targets: int = typer.Option(20, "--max-targets", help="queue at most this many earlier targets again"),
     max_pages: int = typer.Option(200, "--max-pages", help="check the retraction status of at most this many pages"),
+    schedule: str | None = typer.Option(
+        None, "--schedule", help="refresh again every 30m/12h/7d/2w while `lyra serve` runs ('off' clears it)"
+    ),
 ) -> None:
     """Refresh a task: read the retraction status of its DOI pages fresh (a retracted paper's evidence stops
     counting; concerns and corrections are shown) and queue its earlier queries, URLs and DOIs again as jobs that
     `lyra serve` runs. `lyra task changes` then says what moved and why. (MCP/REST refresh_task.)"""
-    request = parse_one(RefreshRequest, {"task_id": task_id, "max_targets": max_targets, "max_pages": max_pages})
+    request = parse_one(
+        RefreshRequest,
+        {"task_id": task_id, "max_targets": max_targets, "max_pages": max_pages, "schedule": schedule},
+    )
     with operations() as ops:
         out.print_json(ops.refresh_task(request).model_dump_json())
 

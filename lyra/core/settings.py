@@ -373,6 +373,10 @@ class JobSettings(Concern):
     job_max_attempts: int = Field(default=3, ge=1)
     # the name this process's workers record on the jobs they run (default: host-pid-random, unique per process)
     worker_name: str | None = Field(default=None, min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.:@-]+$")
+    # scheduled refreshes (refresh_task's schedule, docs/concepts/living-evidence.md): how often `lyra serve` looks
+    # for due ones, and the shortest period a task may ask for (tests lower it)
+    schedule_poll_seconds: float = Field(default=30.0, gt=0, le=3600)
+    schedule_min_seconds: int = Field(default=3600, ge=1, le=366 * 86_400)
 
     @model_validator(mode="after")
     def _lease_outlives_heartbeats(self) -> JobSettings:

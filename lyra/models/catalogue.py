@@ -309,7 +309,8 @@ OPERATIONS: tuple[Operation, ...] = (
         "corrections are shown, never counted. Then queue the task's earlier targets (queries, URLs, DOIs) again "
         "as new jobs, at most max_targets (a target still queued or running is left alone); the work runs in the "
         "background (poll get_status). Answers the retraction states found and the targets queued; get_changes "
-        "then says what moved and why.",
+        "then says what moved and why. With schedule (30m, 12h, 7d, 2w; 'off' clears it) the task is refreshed "
+        "again every such period, with the same budgets, while `lyra serve` runs.",
         request=refresh.RefreshRequest,
         response=refresh.RefreshResult,
         method="refresh_task",

@@ -2,11 +2,34 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from lyra.models.api import Request, Response, RetractionNotice, TargetKind, TaskRequest
+
+SCHEDULE_UNITS = {"m": 60, "h": 3600, "d": 86_400, "w": 7 * 86_400}
+SCHEDULE_MAX_SECONDS = 366 * 86_400  # a schedule repeats at most once a year (docs/concepts/living-evidence.md)
+SCHEDULE_MIN_SECONDS = 3600  # at least an hour between scheduled refreshes (LYRA_SCHEDULE_MIN_SECONDS)
+SCHEDULE_OFF = "off"
+_SCHEDULE = re.compile(r"^([1-9][0-9]{0,5})([mhdw])$")
+
+
+def parse_every(text: str) -> int:
+    """The seconds of a schedule's period: a whole number and one unit, ``30m``, ``12h``, ``7d`` or ``2w``. Raises
+    ValueError naming the problem; the minimum is the service's (LYRA_SCHEDULE_MIN_SECONDS), the maximum 366 days."""
+    match = _SCHEDULE.fullmatch(text)
+    if match is None:
+        raise ValueError(
+            f"schedule: {text!r} is not a period: a whole number and one unit m, h, d or w (30m, 12h, 7d, 2w), "
+            f"or {SCHEDULE_OFF!r} to clear the schedule"
+        )
+    seconds = int(match.group(1)) * SCHEDULE_UNITS[match.group(2)]
+    if seconds > SCHEDULE_MAX_SECONDS:
+        raise ValueError(f"schedule: {text} is longer than the maximum, 366d")
+    return seconds
+
 
 PageRetractionState = Literal["retracted", "has_concern", "corrected", "none", "unknown"]
 
@@ -46,6 +69,21 @@ class RefreshBody(Request):
     max_pages: int = Field(
         default=200, ge=0, le=5000, description="check the retraction status of at most this many DOI pages"
     )
+    schedule: str | None = Field(
+        default=None,
+        max_length=16,
+        description="refresh the task again every so often while `lyra serve` runs, with the same max_targets and "
+        "max_pages: a whole number and a unit, 30m, 12h, 7d or 2w (at least 1h by default, at most 366d); 'off' "
+        "clears the schedule; null leaves it as it is. The first scheduled refresh comes one period after this one",
+    )
+
+    @field_validator("schedule")
+    @classmethod
+    def _period(cls, value: str | None) -> str | None:
+        if value is None or value == SCHEDULE_OFF:
+            return value
+        parse_every(value)
+        return value
 
 
 class RefreshRequest(RefreshBody, TaskRequest):
@@ -61,6 +99,17 @@ class RefreshedTarget(Response):
     )
 
 
+class RefreshSchedule(Response):
+    """A task's refresh schedule (stored on the task; `lyra serve` queues the refresh when it is due)."""
+
+    every: str = Field(description="the period, e.g. 7d")
+    every_seconds: int
+    max_targets: int
+    max_pages: int
+    next_run_at: str = Field(description="when the next scheduled refresh is due (UTC)")
+    last_run_at: str | None = Field(default=None, description="when a scheduled refresh was last queued")
+
+
 class RefreshResult(Response):
     task_id: str
     refresh_id: str = Field(description="the refresh's own id (its jobs carry it)")
@@ -68,3 +117,6 @@ class RefreshResult(Response):
     queued: int
     targets: list[RefreshedTarget]
     retractions: RetractionCheck
+    schedule: RefreshSchedule | None = Field(
+        default=None, description="the task's refresh schedule after this call (null: none)"
+    )

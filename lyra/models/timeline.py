@@ -11,7 +11,7 @@ from lyra.models.api import Request, Response, SourceText, TaskRequest, single_l
 
 RUN_ID_PATTERN = r"^run_[0-9a-f]{8,64}$"
 RunKind = Literal["ingest", "research", "judge_remaining", "refresh", "feedback", "judgments", "rule", "retractions"]
-CauseKind = Literal["new_evidence", "correction", "assistant_judgment", "judge_change", "retraction"]
+CauseKind = Literal["new_evidence", "correction", "assistant_judgment", "judge_change", "retraction", "rule_change"]
 
 
 class GetChangesFields(Request):
@@ -76,7 +76,7 @@ class ChangePage(Response):
 
 class Cause(Response):
     """One thing that moved a claim: new evidence, a person's correction, an assistant's verdict, another judge's
-    change, or a retraction of a source."""
+    change, a retraction of a source, or a learned-rule deployment."""
 
     kind: CauseKind
     at: str
@@ -90,6 +90,10 @@ class Cause(Response):
     rationale: SourceText | None = Field(default=None, description="the judge's stated reason (an assistant's text)")
     page: ChangePage | None = None
     notice_doi: str | None = None
+    run_id: str | None = Field(default=None, description="a rule change: the recorded 'rule' run")
+    rule: str | None = Field(
+        default=None, description="a rule change: what was deployed (component, rule-set version, approval or rollback)"
+    )
 
 
 class ClaimMove(Response):

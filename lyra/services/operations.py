@@ -95,7 +95,7 @@ from lyra.models.learning import (
     RuleList,
     SimilarRecords,
 )
-from lyra.models.refresh import RefreshRequest, RefreshResult
+from lyra.models.refresh import SCHEDULE_MIN_SECONDS, RefreshRequest, RefreshResult
 from lyra.models.timeline import Changes, ClaimTimeline, GetChangesRequest, GetClaimTimelineRequest
 from lyra.models.trust import (
     CalibrationMetricsRequest,
@@ -123,6 +123,7 @@ from lyra.services.learning_jobs import queue_proposals
 from lyra.services.materials import MaterialsService, materials_json
 from lyra.services.refresh import RefreshService
 from lyra.services.research import research_claims
+from lyra.services.schedule import ScheduleService
 from lyra.services.status import StatusService
 from lyra.services.tasks import TaskService
 from lyra.services.timeline import TimelineService
@@ -150,6 +151,7 @@ class Operations:
         timeline: TimelineService | None = None,
         refresh: Callable[[], RefreshService] | None = None,
         judge_calibration: JudgeCalibrationService | None = None,
+        schedule: ScheduleService | None = None,
     ) -> None:
         self.store = store
         self.task_repo = task_repo
@@ -172,6 +174,7 @@ class Operations:
         self.judge_calibration = judge_calibration or JudgeCalibrationService(
             store, task_repo, JudgingSettings().judge_calibration_min
         )
+        self.schedule = schedule or ScheduleService(store, jobs, SCHEDULE_MIN_SECONDS)
 
     @property
     def learning(self) -> LearningService:
@@ -426,9 +429,16 @@ class Operations:
 
     def refresh_task(self, request: RefreshRequest) -> RefreshResult:
         """Retraction states of the task's DOI pages read fresh and applied; its earlier targets queued again."""
+        if request.schedule is not None:
+            self.schedule.check(request.schedule)  # a period below the minimum is refused before anything runs
         if self._refresh is None:
             raise ConfigError("refresh_task needs the scholarly sources: this Operations was built without them")
-        return self._refresh().refresh(request)
+        if request.schedule is not None:
+            self.task_repo.get(request.task_id)  # NotFoundError before anything is written
+            self.schedule.set(request.task_id, request.schedule, request.max_targets, request.max_pages)
+        result = self._refresh().refresh(request)
+        result.schedule = self.schedule.get(request.task_id)
+        return result
 
     def get_claim_timeline(self, request: GetClaimTimelineRequest) -> ClaimTimeline:
         """Everything that happened to one claim, newest first."""
@@ -562,9 +572,12 @@ class Operations:
         return self.calibration.rollback(request)
 
     # ---------------------------------------------------------------- report
-    def report_html(self, task_id: str, evidence_limit: int = 200) -> str:
-        """The evidence report page: materials and the evidence timeline, rendered as one HTML document."""
+    def report_html(self, task_id: str, evidence_limit: int = 200, changes: GetChangesRequest | None = None) -> str:
+        """The evidence report page: materials and the evidence timeline, rendered as one HTML document, with a
+        "What changed" section: get_changes (``changes``; default: since the task's latest run) and each moved
+        claim's timeline."""
         from lyra.services.report import render_report
+        from lyra.services.report_changes import CLAIMS_SHOWN, TIMELINE_EVENTS, changes_view
 
         materials = self.get_materials(
             GetMaterialsRequest(
@@ -573,7 +586,16 @@ class Operations:
         )
         timeline = self.explore.query_view("evidence_timeline", {"task_id": task_id}).rows
         rules = self.learning.report_rows() if self._learning is not None else None
-        return render_report(materials, timeline, rules=rules)
+        request = changes or GetChangesRequest(task_id=task_id)
+        moved = self.timeline.changes(request)
+        timelines = {
+            move.claim_id: self.timeline.claim_timeline(
+                GetClaimTimelineRequest(task_id=task_id, claim_id=move.claim_id, limit=TIMELINE_EVENTS)
+            )
+            for move in moved.claims[:CLAIMS_SHOWN]
+        }
+        view = changes_view(moved, timelines, request.confidence_threshold, request.uncertainty_threshold)
+        return render_report(materials, timeline, rules=rules, changes=view)
 
     def vector_search(self, request: VectorSearchRequest) -> SearchResults:
         hits = self.explore.vector_search(

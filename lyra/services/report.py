@@ -18,6 +18,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from lyra.models.api import Evidence, MaterialClaim, Materials
+from lyra.services.report_changes import ChangesView
 
 TEMPLATE = "report.html.j2"
 
@@ -501,13 +502,15 @@ def render_report(
     *,
     generated_at: str | None = None,
     rules: list[dict[str, Any]] | None = None,
+    changes: ChangesView | None = None,
 ) -> str:
     """The evidence report page of a task as one self-contained HTML document.
 
     ``timeline`` holds rows ``{"claim_id", "year", "supports", "refutes"}`` (year None = unknown); rows of
     claims not in ``materials`` are ignored. ``generated_at`` defaults to now (UTC, ISO 8601). ``rules``: the learned
     rules in force (``{"id", "component", "rule_type", "content", "predicted", "observed"}``), listed when any.
+    ``changes``: the "What changed" section (lyra.services.report_changes), shown when given.
     """
     stamp = generated_at if generated_at is not None else datetime.now(UTC).isoformat(timespec="seconds")
     view = build_view(materials, timeline, stamp)
-    return _environment().get_template(TEMPLATE).render(report=view, rules=rules or [])
+    return _environment().get_template(TEMPLATE).render(report=view, rules=rules or [], changes=changes)

@@ -196,6 +196,20 @@ class TimelineService:
         except Exception:
             log.exception("task %s: could not record the %s run (the work itself is stored)", task_id, kind)
 
+    def record_rule_deployment(self, component: str, version: int, cause: str) -> list[str]:
+        """A learned-rule deployment (a rule put in force, retired or rolled back: rule-set ``version`` of
+        ``component``) as a recorded ``rule`` run of every task whose evidence it bears on (cypher/timeline/rule_tasks),
+        each with its snapshots; returns those tasks. Never raises over the deployment, which is already stored."""
+        try:
+            rows = self.store.run("timeline/rule_tasks", {"component": component})
+        except Exception:
+            log.exception("rule deployment %s v%d: could not list the tasks to record", component, version)
+            return []
+        tasks = [str(r["task_id"]) for r in rows]
+        for task_id in tasks:
+            self.record_quietly(task_id, "rule", f"{component} v{version}: {cause}")
+        return tasks
+
     # ------------------------------------------------------------------ reading
     def runs(self, task_id: str, since: str | None, limit: int = 100) -> list[RunInfo]:
         rows = self.store.run("timeline/task_runs", {"task_id": task_id, "since": since, "limit": limit})
@@ -300,6 +314,10 @@ class TimelineService:
                 notice_doi=r.get("notice_doi"),
             )
             for r in row["retracted"]
+        ]
+        causes += [
+            Cause(kind="rule_change", at=r["at"], run_id=r.get("run_id"), rule=r.get("rule"))
+            for r in row.get("ruled", [])
         ]
         causes.sort(key=lambda c: c.at, reverse=True)
         return causes

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse
 
-from lyra.api.params import TaskIdPath
-from lyra.api.routing import Ops
-from lyra.models import api
+from lyra.api.params import ChangesQuery, TaskIdPath
+from lyra.api.routing import Ops, fields
+from lyra.models import api, timeline
 
 router = APIRouter()
 
@@ -18,6 +20,8 @@ def healthz(ops: Ops) -> api.Health:
 
 
 @router.get("/tasks/{task_id}/report", response_class=HTMLResponse, tags=["report"])
-def report(ops: Ops, task_id: TaskIdPath) -> HTMLResponse:
-    """The evidence report page of a task."""
-    return HTMLResponse(ops.report_html(task_id))
+def report(ops: Ops, task_id: TaskIdPath, query: Annotated[ChangesQuery, Query()]) -> HTMLResponse:
+    """The evidence report page of a task; its "What changed" section takes get_changes' query parameters (since,
+    since_run, the thresholds; default: since the task's latest run)."""
+    changes = timeline.GetChangesRequest(task_id=task_id, **fields(query))
+    return HTMLResponse(ops.report_html(task_id, changes=changes))

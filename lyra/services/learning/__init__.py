@@ -126,6 +126,19 @@ class LearningService:
         self._batch_lock = self._proposer.batch_lock  # held while a proposal batch runs
         self._capture = Capture(store, self._records, self.index, classifier, self._proposer.maybe_auto_propose)
         self._review = ProposalReview(store, settings, calibration, self.rulebook, self._rules, self._proposals)
+        # called after a rule deployment (a new rule-set version): (component, version, what changed). The
+        # composition root records it as a 'rule' run of each task it bears on (lyra.services.timeline).
+        self.on_rules_changed: Callable[[str, int, str], None] | None = None
+
+    def _versions(self) -> dict[str, int]:
+        return {s.component: s.version for s in self._rules.rule_sets()}
+
+    def _deployed(self, before: dict[str, int], cause: str) -> None:
+        if self.on_rules_changed is None:
+            return
+        for component, version in sorted(self._versions().items()):
+            if before.get(component) != version:
+                self.on_rules_changed(component, version, cause)
 
     # ================================================================ capture and store
     def edge_snapshot(self, task_id: str, edge_id: object) -> dict[str, Any] | None:
@@ -196,7 +209,11 @@ class LearningService:
     def approve_proposal(self, request: ApproveProposalRequest) -> Proposal:
         """One reviewer's approval; the proposal takes effect when ``learning_approvals_required`` distinct reviewers
         approved it, or at once with an ``override_reason`` (logged)."""
-        return self._review.approve_proposal(request)
+        before = self._versions()
+        proposal = self._review.approve_proposal(request)
+        if proposal.status == "approved":
+            self._deployed(before, f"approve {proposal.id}")
+        return proposal
 
     def reject_proposal(self, request: RejectProposalRequest) -> Proposal:
         return self._review.reject_proposal(request)
@@ -222,11 +239,17 @@ class LearningService:
 
     def retire_rule(self, request: RetireRuleRequest) -> RuleList:
         """Take an active rule out of its component's rule set (a new version without it)."""
-        return self._rules.retire_rule(request)
+        before = self._versions()
+        out = self._rules.retire_rule(request)
+        self._deployed(before, f"retire {request.id}")
+        return out
 
     def rollback_rules(self, request: RollbackRulesRequest) -> RuleList:
         """Restore the rule set of an earlier version (0: no rules) as a new version."""
-        return self._rules.rollback_rules(request)
+        before = self._versions()
+        out = self._rules.rollback_rules(request)
+        self._deployed(before, f"rollback to v{request.version}")
+        return out
 
 
 __all__ = ["FeedbackIndex", "LearningService", "RuleBook", "context_text", "predicted_text"]

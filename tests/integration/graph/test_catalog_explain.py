@@ -41,6 +41,11 @@ def dummy_params(query: CypherQuery) -> dict[str, Any]:
             "causes_per_claim",
             "keep_snapshots",
             "keep_runs",
+            "every_seconds",
+            "max_targets",
+            "max_pages",
+            "now_ms",
+            "token",
         ):
             values[name] = 100
         elif name in (
