@@ -66,7 +66,9 @@ class SessionSampler:
 
 
 def session_sampler(context: Any, client: str | None) -> SessionSampler | None:
-    """The calling session's sampler, or None when there is no session or its client declared no sampling."""
+    """The calling session's sampler, or None when there is no session, its client declared no sampling, or the
+    connection cannot carry a server's request during a tool call (the 2026-07-28 protocol forbids it; a streamable
+    HTTP server answering in plain JSON has no stream for it)."""
     try:
         session = context.session
         capabilities = session.client_capabilities
@@ -74,6 +76,8 @@ def session_sampler(context: Any, client: str | None) -> SessionSampler | None:
     except (AttributeError, ValueError, RuntimeError):  # no request context (a direct call) or no session
         return None
     if capabilities is None or capabilities.sampling is None:
+        return None
+    if not session.can_send_request:  # no back-channel: the 2026-07-28 protocol, or HTTP answered as plain JSON
         return None
     return SessionSampler(session, request_id, client or "unknown-client")
 

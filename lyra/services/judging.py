@@ -496,7 +496,9 @@ class JudgingService:
             )
         if sampler is None:
             raise ConflictError(
-                "this client declared no MCP sampling capability, so Lyra cannot ask its model",
+                "this client declared no MCP sampling capability, or its connection cannot carry Lyra's request "
+                "during a tool call (MCP 2025-11-25 or earlier, over stdio or streamable HTTP with SSE), so Lyra "
+                "cannot ask its model",
                 hint="judge through next_judgments / submit_judgments",
             )
         outcomes = {k: 0 for k in ("judged", "declined", "timed_out", "off_label", "withheld_flagged", "over_budget")}
@@ -605,5 +607,5 @@ class JudgingService:
 def sampling_judge(client: str, model: str) -> str:
     """``assistant:<client>/<model>`` with the model name the answer gave reduced to a judge name's characters (it
     comes from the client: untrusted), ``unknown-model`` when nothing is left."""
-    cleaned = re.sub(r"[^A-Za-z0-9_.@:+-]+", "-", model).strip("-")[:80] or "unknown-model"
+    cleaned = re.sub(r"[^A-Za-z0-9_.@:/+-]+", "-", model).strip("-/")[:80] or "unknown-model"
     return f"assistant:{client}/{cleaned}"

@@ -41,6 +41,10 @@ def dummy_params(query: CypherQuery) -> dict[str, Any]:
             "causes_per_claim",
             "keep_snapshots",
             "keep_runs",
+            "calls",
+            "tokens",
+            "max_calls",
+            "max_tokens",
         ):
             values[name] = 100
         elif name in (
@@ -51,6 +55,7 @@ def dummy_params(query: CypherQuery) -> dict[str, Any]:
             "improves",
             "flagged",
             "override",
+            "enabled",
         ):
             values[name] = True
         elif name in (
