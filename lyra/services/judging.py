@@ -476,7 +476,7 @@ class JudgingService:
         to the client's model through ``sampler`` (MCP sampling), within the task's budget of requests and
         estimated tokens; each answer with a label of the set is written through :meth:`submit_judgments` as
         ``assistant:<client>/<the model the answer names>``. A declined, timed-out or off-label answer writes
-        nothing (the offline verdict stands; the pair's ticket lapses after LYRA_JUDGING_TICKET_SECONDS), and a
+        nothing (the offline verdict stands and the pair's ticket is given back, so it is offered again), and a
         flagged passage is never sent. The answer counts each outcome."""
         task_id = request.task_id
         validate_task_id(task_id)
@@ -513,9 +513,11 @@ class JudgingService:
             items = batch.items
         verdicts: dict[str, list[SubmittedJudgment]] = {}
         order: dict[str, list[int]] = {}  # judge -> the pairs' indexes in items, for the errors' index
+        unused: list[str] = []  # the tickets of pairs nothing is written for: given back at the end
         for index, item in enumerate(items):
             if item.flagged:
                 outcomes["withheld_flagged"] += 1
+                unused.append(item.ticket)
                 continue
             assert item.fenced_passage is not None
             prompt = SamplingPrompt(
@@ -530,23 +532,27 @@ class JudgingService:
             if not took:
                 outcomes["over_budget"] += sum(1 for later in items[index:] if not later.flagged)
                 outcomes["withheld_flagged"] += sum(1 for later in items[index + 1 :] if later.flagged)
+                unused.extend(later.ticket for later in items[index:])
                 break
             try:
                 answer = sampler(prompt)
             except SamplingDeclined as exc:
                 log.info("task %s: the client declined a sampling request: %.200s", task_id, exc)
                 outcomes["declined"] += 1
+                unused.append(item.ticket)
                 _, calls_used, tokens_used = self._use_sampling_budget(task_id, 0, -prompt.max_tokens)
                 continue
             except SamplingTimedOut:
                 log.info("task %s: a sampling request timed out", task_id)
                 outcomes["timed_out"] += 1  # the whole reservation stays spent: the client may have used it
+                unused.append(item.ticket)
                 continue
             spent = min(estimate_tokens(answer.text), prompt.max_tokens)
             _, calls_used, tokens_used = self._use_sampling_budget(task_id, 0, spent - prompt.max_tokens)
             parsed = parse_sampled_verdict(answer.text)
             if parsed is None:
                 outcomes["off_label"] += 1
+                unused.append(item.ticket)
                 continue
             outcomes["judged"] += 1
             label, confidence, rationale = parsed
@@ -555,6 +561,8 @@ class JudgingService:
                 SubmittedJudgment(ticket=item.ticket, relation=label, confidence=confidence, rationale=rationale)
             )
             order.setdefault(judge, []).append(index)
+        if unused:
+            self.store.run("judging/release_tickets", {"task_id": task_id, "ids": unused})
         written: list[WrittenJudgment] = []
         errors: list[ItemError] = []
         changes: dict[str, ClaimChange] = {}

@@ -21,7 +21,7 @@ from mcp.types import CreateMessageRequestParams, CreateMessageResult, ErrorData
 from lyra.bootstrap import Services
 from lyra.mcp.server import create_mcp_server
 from lyra.models.api import CreateTaskRequest, RescoreRequest, TaskConfig
-from lyra.models.judging import SAMPLING_SYSTEM_PROMPT, estimate_tokens
+from lyra.models.judging import SAMPLING_SYSTEM_PROMPT, NextJudgmentsRequest, estimate_tokens
 
 pytestmark = pytest.mark.neo4j
 
@@ -222,6 +222,10 @@ def test_declined_timed_out_and_garbage_answers_leave_the_offline_verdict(sampli
     ]
     assert [(w["index"], w["relation"]) for w in answer["written"]] == [(4, "REFUTES")]
     assert answer["judges"] == [judge] and answer["budget"]["calls_used"] == 4
+    # the four pairs nothing was written for are given back: the pull door offers them again at once
+    assert services.store.run("judging/open_ticket_pairs", {"task_id": TASK}) == []
+    again = services.operations.next_judgments(NextJudgmentsRequest(task_id=TASK, limit=10))
+    assert len(again.items) == 4
     assert_sums_exact(services)
 
 

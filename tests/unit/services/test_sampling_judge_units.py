@@ -40,6 +40,10 @@ class FakeStore:
         self.service = service
 
     def run(self, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        if name == "judging/release_tickets":
+            assert params is not None and params["task_id"] == TASK
+            self.service.released.extend(params["ids"])
+            return [{"released": len(params["ids"])}]
         assert name == "judging/sampling_state", name
         return [{"enabled": self.service.enabled, "calls_used": self.service.calls, "tokens_used": self.service.tokens}]
 
@@ -60,6 +64,7 @@ class FakeJudging(JudgingService):
         self.flagged = flagged
         self.asked_limit: int | None = None
         self.submitted: list[tuple[str, SubmitJudgmentsRequest]] = []
+        self.released: list[str] = []
 
     def next_judgments(self, request: NextJudgmentsRequest, judge: str | None = None) -> NextJudgments:
         self.asked_limit = request.limit
@@ -161,6 +166,7 @@ def test_each_outcome_is_counted_and_only_good_verdicts_are_submitted() -> None:
     [(judge, request)] = service.submitted
     assert judge == "assistant:fake-client/fake-model" and [i.ticket for i in request.items] == ["jtk_4"]
     assert [(w.index, w.relation) for w in answer.written] == [(4, "SUPPORTS")]  # the index of the pair sent
+    assert sorted(service.released) == ["jtk_0", "jtk_1", "jtk_2", "jtk_3"]  # offered again at once
     # the budget: 4 requests; declined gives back its answer tokens, timed out keeps them, answers keep their length
     declined, late, garbage, good = sampler.prompts
     answer_tokens = service.settings.judging_sampling_answer_tokens
@@ -194,6 +200,7 @@ def test_the_token_budget_stops_before_a_request_that_would_pass_it() -> None:
     answer = service.judge_with_assistant(JudgeWithAssistantRequest(task_id=TASK, limit=4), sampler)
     # the first request would reserve its prompt (about 230 tokens) and 200 answer tokens: over 1000 with 600 spent
     assert sampler.prompts == [] and answer.outcomes.over_budget == 3 and answer.outcomes.withheld_flagged == 1
+    assert sorted(service.released) == ["jtk_0", "jtk_1", "jtk_2", "jtk_3"]
     assert (service.calls, service.tokens) == (0, 600)
 
 
