@@ -567,8 +567,13 @@ class JudgingService:
         errors: list[ItemError] = []
         changes: dict[str, ClaimChange] = {}
         for judge, judged in verdicts.items():
-            result = self.submit_judgments(SubmitJudgmentsRequest(task_id=task_id, items=judged), judge=judge)
             indexes = order[judge]
+            try:
+                result = self.submit_judgments(SubmitJudgmentsRequest(task_id=task_id, items=judged), judge=judge)
+            except RateLimited as exc:  # the task's per-minute limit, shared with the pull door: nothing written
+                errors.extend(ItemError(index=i, field="rate_limit", message=exc.message) for i in indexes)
+                self.store.run("judging/release_tickets", {"task_id": task_id, "ids": [j.ticket for j in judged]})
+                continue
             written.extend(w.model_copy(update={"index": indexes[w.index]}) for w in result.written)
             errors.extend(e.model_copy(update={"index": indexes[e.index]}) for e in result.errors)
             for change in result.claims:

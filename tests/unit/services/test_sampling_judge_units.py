@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from lyra.core.errors import ConflictError
+from lyra.core.errors import ConflictError, RateLimited
 from lyra.core.settings import JudgingSettings
 from lyra.models.api import SourceText
 from lyra.models.judging import (
@@ -65,6 +65,7 @@ class FakeJudging(JudgingService):
         self.asked_limit: int | None = None
         self.submitted: list[tuple[str, SubmitJudgmentsRequest]] = []
         self.released: list[str] = []
+        self.rate_limited = False
 
     def next_judgments(self, request: NextJudgmentsRequest, judge: str | None = None) -> NextJudgments:
         self.asked_limit = request.limit
@@ -97,6 +98,8 @@ class FakeJudging(JudgingService):
 
     def submit_judgments(self, request: SubmitJudgmentsRequest, judge: str | None = None) -> SubmitJudgmentsResponse:
         assert judge is not None
+        if self.rate_limited:
+            raise RateLimited("task took 120 assistant judgments in the last minute")
         self.submitted.append((judge, request))
         written = [
             WrittenJudgment(
@@ -212,3 +215,14 @@ def test_the_door_is_refused_unless_the_setting_the_task_option_and_the_client_a
     with pytest.raises(ConflictError):
         service.judge_with_assistant(JudgeWithAssistantRequest(task_id=TASK, limit=1), sampler)
     assert service.submitted == [] and service.calls == 0
+
+
+def test_a_rate_limited_submit_reports_each_judged_pair_and_gives_its_ticket_back() -> None:
+    service = FakeJudging(settings(), flagged=[False, False])
+    service.rate_limited = True
+    answer = service.judge_with_assistant(
+        JudgeWithAssistantRequest(task_id=TASK, limit=2), ScriptedSampler(["SUPPORTS 0.9", "REFUTES 0.6"])
+    )
+    assert answer.outcomes.judged == 2 and answer.written == []
+    assert [(e.index, e.field) for e in answer.errors] == [(0, "rate_limit"), (1, "rate_limit")]
+    assert sorted(service.released) == ["jtk_0", "jtk_1"]
