@@ -7,21 +7,24 @@ the budget and the fallback work; it is no measure of how well a Claude-class mo
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.to_thread
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp.types import CreateMessageRequestParams, CreateMessageResult, ErrorData, Implementation, TextContent
 
 from lyra.bootstrap import Services
 from lyra.mcp.server import create_mcp_server
 from lyra.models.api import CreateTaskRequest, RescoreRequest, TaskConfig
 from lyra.models.judging import SAMPLING_SYSTEM_PROMPT, NextJudgmentsRequest, estimate_tokens
+from tests.support.helpers import ROOT, neo4j_env
 
 pytestmark = pytest.mark.neo4j
 
@@ -285,3 +288,42 @@ def test_the_push_door_is_off_without_the_setting_the_task_option_or_client_samp
     finally:
         graph.judging.settings = before
     assert seen == [] and not any(e["judge"].startswith("assistant:") for e in edges(graph, edge_ids))
+
+
+def test_a_lyra_mcp_process_asks_over_stdio(graph: Services, tmp_path: Path) -> None:
+    """The same door through a real `lyra mcp` process (JSON-RPC over stdio), switched on by its environment."""
+    edge_ids = seed(graph)
+    env = {
+        **os.environ,
+        **neo4j_env(graph.settings),
+        "LYRA_STATE_DIR": str(tmp_path / "state"),
+        "LYRA_JUDGING_SAMPLING_ENABLED": "true",
+    }
+    params = StdioServerParameters(command=sys.executable, args=["-m", "lyra", "mcp"], env=env, cwd=str(ROOT))
+    turns: list[str] = []
+
+    async def scripted(context: Any, params: CreateMessageRequestParams) -> CreateMessageResult | ErrorData:
+        turns.append(params.system_prompt or "")
+        if len(turns) == 1:
+            return ErrorData(code=-1, message="the user refused")
+        return text_answer('{"relation": "REFUTES", "confidence": 0.75, "rationale": "falls increased"}')
+
+    async def run() -> dict[str, Any]:
+        async with Client(
+            params,
+            client_info=Implementation(name="stdio-client", version="2"),
+            mode="legacy",
+            sampling_callback=scripted,
+        ) as client:
+            result = await client.call_tool("judge_with_assistant", {"task_id": TASK, "limit": 2})
+            assert not result.is_error, result.content
+            return result.structured_content or {}
+
+    answer = anyio.run(run)
+    assert answer["outcomes"]["declined"] == 1 and answer["outcomes"]["judged"] == 1, answer
+    assert all("SUPPORTS" in prompt and "JSON" in prompt for prompt in turns)
+    stored = edges(graph, edge_ids)
+    assert not stored[0]["judge"].startswith("assistant:")  # declined: the offline verdict stands
+    assert stored[1]["judge"] == "assistant:stdio-client/scripted-model"
+    assert stored[1]["relation"] == "REFUTES"
+    assert_sums_exact(graph)
