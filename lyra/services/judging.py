@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lyra.core.errors import ConflictError, InvalidInputError, RateLimited
+from lyra.core.errors import ConflictError, InvalidInputError, NotFoundError, RateLimited
 from lyra.core.ids import new_id, validate_task_id
 from lyra.core.settings import JudgingSettings
 from lyra.graph.store import GraphStore, Row, Transaction
@@ -613,7 +613,10 @@ class JudgingService:
             tx.run("tasks/lock_task", {"task_id": task_id})
             return tx.run("judging/use_sampling_budget", params)
 
-        row = self.store.write_transaction("use_sampling_budget", work)[0]
+        rows = self.store.write_transaction("use_sampling_budget", work)
+        if not rows:  # the task was removed while its pairs were being judged
+            raise NotFoundError(f"task {task_id!r} no longer exists", hint="`lyra task list` shows the tasks")
+        row = rows[0]
         return bool(row["ok"]), int(row["calls_used"]), int(row["tokens_used"])
 
 
