@@ -466,7 +466,8 @@ class AcademicSettings(Concern):
 
 
 class JudgingSettings(Concern):
-    """The judges' pull door (next_judgments / submit_judgments) and the review queue: lyra/services/judging.py."""
+    """The judges' pull door (next_judgments / submit_judgments), push door (judge_with_assistant, MCP sampling) and
+    the review queue: lyra/services/judging.py."""
 
     judging_ticket_seconds: int = Field(default=3600, ge=10, le=86_400)  # a ticket of next_judgments expires after
     judging_max_open_tickets: int = Field(default=500, ge=1)  # unexpired tickets per task, at most
@@ -480,6 +481,27 @@ class JudgingSettings(Concern):
         "confidence (Platt scaling, checked on a held-out 30%); below it only its agreement and reliability table "
         "are reported. At least 15, so the training part keeps the 10 samples a fit needs. The mapping is "
         "reported, never applied to edge weights (docs/concepts/assistant-judge.md)",
+    )
+    # the push door (MCP sampling, docs/concepts/assistant-judge.md): off unless this and the task's option are on
+    judging_sampling_enabled: bool = Field(
+        default=False,
+        description="let judge_with_assistant ask the connected MCP client's model to judge pairs through MCP "
+        "sampling (sampling/createMessage); a task must also be created with config.assistant_sampling true",
+    )
+    judging_sampling_max_calls: int = Field(
+        default=50, ge=1, le=100_000, description="sampling requests one task may send over its life, at most"
+    )
+    judging_sampling_max_tokens: int = Field(
+        default=60_000,
+        ge=100,
+        description="estimated tokens (ceil(characters / 4) of prompt and answer; a request reserves its prompt and "
+        "its answer's max tokens) one task may spend on sampling over its life, at most",
+    )
+    judging_sampling_answer_tokens: int = Field(
+        default=200, ge=16, le=4000, description="maxTokens of one sampling request (the answer's length, at most)"
+    )
+    judging_sampling_timeout_seconds: float = Field(
+        default=120.0, gt=0, le=3600, description="seconds to wait for the client's answer to one sampling request"
     )
 
 

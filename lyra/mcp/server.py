@@ -31,6 +31,7 @@ from mcp_types import INVALID_PARAMS, CallToolResult, GetPromptResult, InputRequ
 from pydantic import AnyUrl, BaseModel, ConfigDict, create_model
 
 from lyra.core.errors import LyraError
+from lyra.mcp.sampling import session_sampler
 from lyra.models.catalogue import OPERATIONS, Operation
 from lyra.models.validation import parse_one
 from lyra.services.operations import Operations
@@ -133,6 +134,7 @@ def plain_optional_arguments(schema: dict[str, Any]) -> dict[str, Any]:
     return {**schema, "properties": properties} if "properties" in schema else schema
 
 
+SAMPLING_OPERATIONS = frozenset({"judge_with_assistant"})  # their method takes the session's sampler too
 CONTEXT_KWARG = "lyra_request_context"  # the SDK passes the request's context here (never an argument)
 
 
@@ -171,10 +173,11 @@ class ToolSpec:
     description: str
     request: type[BaseModel]
     response: type[BaseModel]
-    call: Callable[[Any], BaseModel]
+    call: Callable[..., BaseModel]
     read_only: bool
     destructive: bool = False
     idempotent: bool = True
+    sampling: bool = False  # the call also takes the calling session's sampler (None: the client declared none)
 
 
 def _make_tool(spec: ToolSpec) -> Tool:
@@ -192,7 +195,10 @@ def _make_tool(spec: ToolSpec) -> Tool:
             if judge:
                 arguments["judge"] = judge
         try:
-            return spec.call(parse_one(spec.request, arguments, strict=True))
+            request = parse_one(spec.request, arguments, strict=True)
+            if spec.sampling:
+                return spec.call(request, session_sampler(context, _client_name(context)))
+            return spec.call(request)
         except LyraError as exc:
             raise ToolError(_error_text(exc)) from None
         except Exception as exc:  # a bug: logged with its traceback here, never shown to the client
@@ -244,7 +250,7 @@ def _make_tool(spec: ToolSpec) -> Tool:
     )
 
 
-def _call(ops: Operations, operation: Operation) -> Callable[[Any], BaseModel]:
+def _call(ops: Operations, operation: Operation) -> Callable[..., BaseModel]:
     method: Callable[..., BaseModel] = getattr(ops, operation.method)
     if operation.takes_request:
         return method
@@ -264,6 +270,7 @@ def tool_specs(ops: Operations) -> list[ToolSpec]:
             read_only=operation.read_only,
             destructive=operation.destructive,
             idempotent=operation.idempotent,
+            sampling=operation.name in SAMPLING_OPERATIONS,
         )
         for operation in OPERATIONS
         if operation.mcp

@@ -156,6 +156,11 @@ class TaskConfig(Request):
     hypothesis_as_claim: bool = Field(
         default=True, description="false: the hypothesis only names the task; only config.claims are judged"
     )
+    assistant_sampling: bool = Field(
+        default=False,
+        description="true: judge_with_assistant may send this task's passages to the calling MCP client's model "
+        "(MCP sampling; the server's LYRA_JUDGING_SAMPLING_ENABLED must be on too)",
+    )
 
 
 class CreateTaskRequest(Request):

@@ -17,12 +17,14 @@ A passage that carries Lyra's delimiter prefix (a fake fence) cannot be fenced: 
 
 from __future__ import annotations
 
+import logging
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lyra.core.errors import ConflictError, InvalidInputError, RateLimited
+from lyra.core.errors import ConflictError, InvalidInputError, NotFoundError, RateLimited
 from lyra.core.ids import new_id, validate_task_id
 from lyra.core.settings import JudgingSettings
 from lyra.graph.store import GraphStore, Row, Transaction
@@ -34,8 +36,11 @@ from lyra.models.judging import (
     JUDGE_LABELS,
     JUDGING_INSTRUCTION,
     RATIONALE_MAX,
+    SAMPLING_SYSTEM_PROMPT,
     ClaimChange,
     ItemError,
+    JudgeWithAssistantRequest,
+    JudgeWithAssistantResponse,
     JudgmentItem,
     NextJudgments,
     NextJudgmentsRequest,
@@ -43,17 +48,28 @@ from lyra.models.judging import (
     ReviewItem,
     ReviewQueue,
     ReviewQueueRequest,
+    Sampler,
+    SamplingBudget,
+    SamplingDeclined,
+    SamplingOutcomes,
+    SamplingPrompt,
+    SamplingTimedOut,
     SubmitJudgmentsRequest,
     SubmitJudgmentsResponse,
+    SubmittedJudgment,
     WrittenJudgment,
+    estimate_tokens,
+    parse_sampled_verdict,
     posterior_mean,
     review_priority,
+    sampling_user_message,
     uncertainty_margin,
     verdict_impact,
 )
 from lyra.sources.injection import Fence
 from lyra.sources.untrusted import source_text
 
+log = logging.getLogger(__name__)
 UNKNOWN_ASSISTANT = "assistant:unknown"
 LABEL_FOR_RELATION: dict[str, str] = {relation: label for label, relation in RELATION_FOR_LABEL.items()}
 RATE_WINDOW_SECONDS = 60
@@ -451,3 +467,161 @@ class JudgingService:
                 )
             )
         return ReviewQueue(task_id=task_id, items=items, how_to_answer=HOW_TO_ANSWER)
+
+    # ---------------------------------------------------- judge_with_assistant
+    def judge_with_assistant(
+        self, request: JudgeWithAssistantRequest, sampler: Sampler | None
+    ) -> JudgeWithAssistantResponse:
+        """The push door: the pairs ``next_judgments`` would give (same policy, fences, tickets) are sent one by one
+        to the client's model through ``sampler`` (MCP sampling), within the task's budget of requests and
+        estimated tokens; each answer with a label of the set is written through :meth:`submit_judgments` as
+        ``assistant:<client>/<the model the answer names>``. A declined, timed-out or off-label answer writes
+        nothing (the offline verdict stands and the pair's ticket is given back, so it is offered again), and a
+        flagged passage is never sent. The answer counts each outcome."""
+        task_id = request.task_id
+        validate_task_id(task_id)
+        self.tasks.get(task_id)
+        s = self.settings
+        if not s.judging_sampling_enabled:
+            raise ConflictError(
+                "the push door is off on this server (LYRA_JUDGING_SAMPLING_ENABLED=false)",
+                hint="judge through next_judgments / submit_judgments, or ask the operator to turn sampling on",
+            )
+        state = self.store.run("judging/sampling_state", {"task_id": task_id})[0]
+        if not state["enabled"]:
+            raise ConflictError(
+                f"task {task_id!r} was not created with config.assistant_sampling true: its passages are not sent "
+                "to a client's model",
+                hint="judge it through next_judgments / submit_judgments",
+            )
+        if sampler is None:
+            raise ConflictError(
+                "this client declared no MCP sampling capability, or its connection cannot carry Lyra's request "
+                "during a tool call (MCP 2025-11-25 or earlier, over stdio or streamable HTTP with SSE), so Lyra "
+                "cannot ask its model",
+                hint="judge through next_judgments / submit_judgments",
+            )
+        outcomes = {k: 0 for k in ("judged", "declined", "timed_out", "off_label", "withheld_flagged", "over_budget")}
+        calls_used, tokens_used = int(state["calls_used"]), int(state["tokens_used"])
+        room = max(0, s.judging_sampling_max_calls - calls_used)
+        items = []
+        if room:
+            batch = self.next_judgments(
+                NextJudgmentsRequest(task_id=task_id, limit=min(request.limit, room), policy=request.policy),
+                judge=f"assistant:{sampler.client}",
+            )
+            items = batch.items
+        verdicts: dict[str, list[SubmittedJudgment]] = {}
+        order: dict[str, list[int]] = {}  # judge -> the pairs' indexes in items, for the errors' index
+        unused: list[str] = []  # the tickets of pairs nothing is written for: given back at the end
+        for index, item in enumerate(items):
+            if item.flagged:
+                outcomes["withheld_flagged"] += 1
+                unused.append(item.ticket)
+                continue
+            assert item.fenced_passage is not None
+            prompt = SamplingPrompt(
+                system=SAMPLING_SYSTEM_PROMPT,
+                user=sampling_user_message(item.claim, item.fenced_passage, item.fence, item.flagged),
+                max_tokens=s.judging_sampling_answer_tokens,
+                timeout_seconds=s.judging_sampling_timeout_seconds,
+            )
+            asked = estimate_tokens(prompt.system) + estimate_tokens(prompt.user)
+            reserved = asked + prompt.max_tokens
+            took, calls_used, tokens_used = self._use_sampling_budget(task_id, 1, reserved)
+            if not took:
+                outcomes["over_budget"] += sum(1 for later in items[index:] if not later.flagged)
+                outcomes["withheld_flagged"] += sum(1 for later in items[index + 1 :] if later.flagged)
+                unused.extend(later.ticket for later in items[index:])
+                break
+            try:
+                answer = sampler(prompt)
+            except SamplingDeclined as exc:
+                log.info("task %s: the client declined a sampling request: %.200s", task_id, exc)
+                outcomes["declined"] += 1
+                unused.append(item.ticket)
+                _, calls_used, tokens_used = self._use_sampling_budget(task_id, 0, -prompt.max_tokens)
+                continue
+            except SamplingTimedOut:
+                log.info("task %s: a sampling request timed out", task_id)
+                outcomes["timed_out"] += 1  # the whole reservation stays spent: the client may have used it
+                unused.append(item.ticket)
+                continue
+            spent = min(estimate_tokens(answer.text), prompt.max_tokens)
+            _, calls_used, tokens_used = self._use_sampling_budget(task_id, 0, spent - prompt.max_tokens)
+            parsed = parse_sampled_verdict(answer.text)
+            if parsed is None:
+                outcomes["off_label"] += 1
+                unused.append(item.ticket)
+                continue
+            outcomes["judged"] += 1
+            label, confidence, rationale = parsed
+            judge = sampling_judge(sampler.client, answer.model)
+            verdicts.setdefault(judge, []).append(
+                SubmittedJudgment(ticket=item.ticket, relation=label, confidence=confidence, rationale=rationale)
+            )
+            order.setdefault(judge, []).append(index)
+        if unused:
+            self.store.run("judging/release_tickets", {"task_id": task_id, "ids": unused})
+        written: list[WrittenJudgment] = []
+        errors: list[ItemError] = []
+        changes: dict[str, ClaimChange] = {}
+        for judge, judged in verdicts.items():
+            indexes = order[judge]
+            try:
+                result = self.submit_judgments(SubmitJudgmentsRequest(task_id=task_id, items=judged), judge=judge)
+            except RateLimited as exc:  # the task's per-minute limit, shared with the pull door: nothing written
+                errors.extend(ItemError(index=i, field="rate_limit", message=exc.message) for i in indexes)
+                self.store.run("judging/release_tickets", {"task_id": task_id, "ids": [j.ticket for j in judged]})
+                continue
+            written.extend(w.model_copy(update={"index": indexes[w.index]}) for w in result.written)
+            errors.extend(e.model_copy(update={"index": indexes[e.index]}) for e in result.errors)
+            for change in result.claims:
+                first = changes.get(change.claim_id)
+                changes[change.claim_id] = (
+                    change
+                    if first is None
+                    else change.model_copy(update={"confidence_before": first.confidence_before})
+                )
+        return JudgeWithAssistantResponse(
+            task_id=task_id,
+            judges=sorted(verdicts),
+            outcomes=SamplingOutcomes(**outcomes),
+            budget=SamplingBudget(
+                max_calls=s.judging_sampling_max_calls,
+                max_tokens=s.judging_sampling_max_tokens,
+                calls_used=calls_used,
+                tokens_used=tokens_used,
+            ),
+            written=sorted(written, key=lambda w: w.index),
+            errors=sorted(errors, key=lambda e: (e.index, e.field)),
+            claims=[changes[c] for c in sorted(changes)],
+        )
+
+    def _use_sampling_budget(self, task_id: str, calls: int, tokens: int) -> tuple[bool, int, int]:
+        """Take ``calls`` requests and ``tokens`` estimated tokens of the task's budget (negative: give back), under
+        the task's lock; (taken, requests used, tokens used)."""
+        params = {
+            "task_id": task_id,
+            "calls": calls,
+            "tokens": tokens,
+            "max_calls": self.settings.judging_sampling_max_calls,
+            "max_tokens": self.settings.judging_sampling_max_tokens,
+        }
+
+        def work(tx: Transaction) -> list[Row]:
+            tx.run("tasks/lock_task", {"task_id": task_id})
+            return tx.run("judging/use_sampling_budget", params)
+
+        rows = self.store.write_transaction("use_sampling_budget", work)
+        if not rows:  # the task was removed while its pairs were being judged
+            raise NotFoundError(f"task {task_id!r} no longer exists", hint="`lyra task list` shows the tasks")
+        row = rows[0]
+        return bool(row["ok"]), int(row["calls_used"]), int(row["tokens_used"])
+
+
+def sampling_judge(client: str, model: str) -> str:
+    """``assistant:<client>/<model>`` with the model name the answer gave reduced to a judge name's characters (it
+    comes from the client: untrusted), ``unknown-model`` when nothing is left."""
+    cleaned = re.sub(r"[^A-Za-z0-9_.@:/+-]+", "-", model).strip("-/")[:80] or "unknown-model"
+    return f"assistant:{client}/{cleaned}"

@@ -66,10 +66,13 @@ from lyra.models.export import ExportRequest, ExportResult
 from lyra.models.ingest import IngestReport, IngestRequest, ResearchRequest, ResearchStart
 from lyra.models.judge_calibration import GetJudgeCalibrationRequest, JudgeCalibrationReport
 from lyra.models.judging import (
+    JudgeWithAssistantRequest,
+    JudgeWithAssistantResponse,
     NextJudgments,
     NextJudgmentsRequest,
     ReviewQueue,
     ReviewQueueRequest,
+    Sampler,
     SubmitJudgmentsRequest,
     SubmitJudgmentsResponse,
 )
@@ -214,6 +217,8 @@ class Operations:
                 f"{len(duplicates)} of config.claims repeated a claim given before (the same text ignoring case, "
                 "extra whitespace and trailing punctuation) and were held once: see duplicates_ignored"
             )
+        if config.assistant_sampling:
+            self.store.run("judging/set_task_sampling", {"task_id": task_id, "enabled": True})
         if config.max_pages is not None or config.max_seconds is not None:
             self.store.run(
                 "jobs/set_task_budget",
@@ -502,6 +507,18 @@ class Operations:
         """An assistant's verdicts on the tickets of next_judgments: the good items in one transaction."""
         started = datetime.now(UTC)
         response = self._judges.submit_judgments(request)
+        if response.written:
+            self.timeline.record_quietly(request.task_id, "judgments", None, started)
+        return response
+
+    def judge_with_assistant(
+        self, request: JudgeWithAssistantRequest, sampler: Sampler | None = None
+    ) -> JudgeWithAssistantResponse:
+        """The push door: ask the connected MCP client's model (``sampler``, built by the MCP door from a session
+        that declared sampling) to judge a batch; the offline verdict stands where it declines, times out or
+        answers outside the label set."""
+        started = datetime.now(UTC)
+        response = self._judges.judge_with_assistant(request, sampler)
         if response.written:
             self.timeline.record_quietly(request.task_id, "judgments", None, started)
         return response

@@ -46,6 +46,10 @@ def dummy_params(query: CypherQuery) -> dict[str, Any]:
             "max_pages",
             "now_ms",
             "token",
+            "calls",
+            "tokens",
+            "max_calls",
+            "max_tokens",
         ):
             values[name] = 100
         elif name in (
@@ -56,6 +60,7 @@ def dummy_params(query: CypherQuery) -> dict[str, Any]:
             "improves",
             "flagged",
             "override",
+            "enabled",
         ):
             values[name] = True
         elif name in (

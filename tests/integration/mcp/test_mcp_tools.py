@@ -50,6 +50,7 @@ TOOLS = {
     "retire_rule": (False, True),
     "next_judgments": (False, False),
     "submit_judgments": (False, False),
+    "judge_with_assistant": (False, False),
     "review_queue": (True, False),
     "get_judge_calibration": (True, False),
     "get_changes": (True, False),
