@@ -501,6 +501,18 @@ def to_markdown(result: JudgeQueueResult) -> str:
     return "\n".join(lines)
 
 
+BLOCK_BEGIN = "<!-- judge-queue:begin (written by python -m benchmarks.judge_queue --docs; do not edit) -->"
+BLOCK_END = "<!-- judge-queue:end -->"
+
+
+def replace_block(page: str, block: str) -> str:
+    """``page`` with the text between the benchmark's two markers replaced by ``block`` (the markers stay)."""
+    start, end = page.find(BLOCK_BEGIN), page.find(BLOCK_END)
+    if start < 0 or end < start:
+        raise InvalidInputError("--docs", f"the page has no {BLOCK_BEGIN!r} ... {BLOCK_END!r} block")
+    return page[: start + len(BLOCK_BEGIN)] + "\n" + block.strip() + "\n" + page[end:]
+
+
 def plot(result: JudgeQueueResult, path: Path) -> bool:
     """The curve as a PNG (one panel per flip rate); False when matplotlib is not installed."""
     try:
@@ -529,6 +541,30 @@ def plot(result: JudgeQueueResult, path: Path) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------- command line
+def run(
+    data: Path, claims: int, flip_rates: str, seeds: int, budgets: str, batch: int, confidence: float
+) -> JudgeQueueResult:
+    if not data.is_file():
+        raise InvalidInputError("--data", f"{data} is not a file (run from the repository root)")
+    try:
+        rates = [float(x) for x in flip_rates.split(",") if x.strip()]
+    except ValueError:
+        raise InvalidInputError("--flip-rates", f"{flip_rates!r} is not a comma-separated list of numbers") from None
+    try:
+        budget_list = [int(x) for x in budgets.split(",") if x.strip()]
+    except ValueError:
+        raise InvalidInputError("--budgets", f"{budgets!r} is not a comma-separated list of integers") from None
+    if any(not 0.0 <= r <= 1.0 for r in rates):
+        raise InvalidInputError("--flip-rates", "every rate is between 0 and 1")
+    settings = settings_from_env()
+    # the benchmark submits faster than an assistant would: the per-task rate limit is lifted for its tasks
+    settings = settings.model_copy(
+        update={"judging": settings.judging.model_copy(update={"judging_rate_per_minute": 100_000})}
+    )
+    with open_services(settings) as services:
+        return run_judge_queue_bench(services, data, claims, rates, list(range(seeds)), budget_list, batch, confidence)
+
+
 app = typer.Typer(add_completion=False, help="What the judging queue policies buy, with a simulated assistant.")
 
 
@@ -543,27 +579,34 @@ def main(
     batch: int = typer.Option(5, min=1, max=50, help="judgments per next_judgments / submit_judgments round"),
     confidence: float = typer.Option(0.9, min=0.01, max=1.0, help="the simulated assistant's stated confidence"),
     output: Path | None = typer.Option(None, help="folder for judge_queue.csv, judge_queue.md and judge_queue.png"),
+    docs: Path | None = typer.Option(
+        None, help="a docs page whose judge-queue block gets the tables (and the plot, saved beside it)"
+    ),
+    from_json: Path | None = typer.Option(
+        None, help="no run: write the tables, CSV and plot of a result saved earlier with --json"
+    ),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """What the judging queue policies buy: a simulated assistant of known accuracy works through the real
     queue; the distance of the claims' confidences from the gold ones, per budget and policy."""
-    if not data.is_file():
-        raise InvalidInputError("--data", f"{data} is not a file (run from the repository root)")
-    rates = [float(x) for x in flip_rates.split(",") if x.strip()]
-    budget_list = [int(x) for x in budgets.split(",") if x.strip()]
-    settings = settings_from_env()
-    settings = settings.model_copy(
-        update={"judging": settings.judging.model_copy(update={"judging_rate_per_minute": 100_000})}
-    )
-    with open_services(settings) as services:
-        result = run_judge_queue_bench(
-            services, data, claims, rates, list(range(seeds)), budget_list, batch, confidence
-        )
+    if docs is not None and not docs.is_file():
+        raise InvalidInputError("--docs", f"{docs} is not a file")
+    if from_json is not None:
+        result = JudgeQueueResult.model_validate_json(from_json.read_text(encoding="utf-8"))
+    else:
+        result = run(data, claims, flip_rates, seeds, budgets, batch, confidence)
     if output is not None:
         output.mkdir(parents=True, exist_ok=True)
         (output / "judge_queue.csv").write_text(to_csv(result.points), encoding="utf-8")
         (output / "judge_queue.md").write_text(to_markdown(result), encoding="utf-8")
         plot(result, output / "judge_queue.png")
+    if docs is not None:
+        block = to_markdown(result)
+        if plot(result, docs.parent / "judge-queue.png"):
+            block += "\n![mean distance from the gold confidences by budget](judge-queue.png)\n"
+        (docs.parent / "judge-queue.csv").write_text(to_csv(result.points), encoding="utf-8")
+        block += "\nEvery point of every run: [judge-queue.csv](judge-queue.csv).\n"
+        docs.write_text(replace_block(docs.read_text(encoding="utf-8"), block), encoding="utf-8")
     if as_json:
         print(result.model_dump_json(indent=2))
         return

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.judge_queue import (
+    BLOCK_BEGIN,
+    BLOCK_END,
     CurvePoint,
     JudgeQueueResult,
     LabelledPair,
@@ -21,6 +23,7 @@ from benchmarks.judge_queue import (
     gold_confidences,
     one_label_per_pair,
     read_pairs,
+    replace_block,
     side,
     summarise,
     to_markdown,
@@ -160,3 +163,12 @@ def test_the_tables_average_over_seeds() -> None:
     )
     table = to_markdown(result)
     assert "| 5 | 0.200 (70%) |" in table and "| N | impact |" in table
+
+
+def test_the_docs_block_is_replaced_between_its_markers_only() -> None:
+    page = f"# Title\n\nbefore\n{BLOCK_BEGIN}\nold table\n{BLOCK_END}\nafter\n"
+    new = replace_block(page, "| N | impact |\n")
+    assert new == f"# Title\n\nbefore\n{BLOCK_BEGIN}\n| N | impact |\n{BLOCK_END}\nafter\n"
+    assert replace_block(new, "| N | impact |") == new
+    with pytest.raises(InvalidInputError, match="block"):
+        replace_block("# no markers\n", "x")
