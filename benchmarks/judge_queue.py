@@ -49,11 +49,18 @@ from lyra.core.errors import InvalidInputError
 from lyra.ml.factory import Models, judge_settings
 from lyra.models.confidence import EdgeEvidence, beta_stats, reference_alpha_beta
 from lyra.models.graph import RELATION_FOR_LABEL, offline_judge_name
-from lyra.models.judging import JudgmentItem, NextJudgmentsRequest, SubmitJudgmentsRequest, SubmittedJudgment
+from lyra.models.judging import (
+    JudgmentItem,
+    NextJudgmentsRequest,
+    SubmitJudgmentsRequest,
+    SubmittedJudgment,
+    verdict_impact,
+)
 
 GOLD_RELATION = {"SUPPORT": "SUPPORTS", "CONTRADICT": "REFUTES", "NEI": "NEUTRAL"}
 RELATIONS = ("SUPPORTS", "REFUTES", "NEUTRAL")
-POLICIES = ("impact", "uncertain", "random")
+POLICIES = ("impact", "uncertain", "random", "impact_doubt")
+STATIC_ORDERS = ("random", "impact_doubt")  # orders of the benchmark's own, over every pair's ticket taken at once
 DEFAULT_DATA = Path("../shared/training/check_covid_dev.jsonl")
 URL_PREFIX = "https://judge-queue.bench.invalid/"
 ASSISTANT = "assistant:simulated/gold-with-flips"
@@ -210,6 +217,7 @@ class JudgeQueueResult(BaseModel):
     gold_counts: dict[str, int]
     offline_judge: str
     offline_accuracy: float  # share of pairs whose offline relation is the gold one
+    offline_counts: dict[str, int]  # the offline judge's relations
     assistant_confidence: float
     batch: int
     seeds: list[int]
@@ -269,14 +277,32 @@ def build_task(
     return Built(task_id, list(claim_ids.values()), gold, pair_ids)
 
 
-def read_confidences(services: Services, task_id: str) -> dict[str, float]:
+def read_scores(services: Services, task_id: str) -> dict[str, tuple[float, float]]:
+    """claim id -> (alpha, beta), as every reader gets them (``materials/claim_scores``)."""
     row = services.store.run(
         "materials/claim_scores", {"task_id": task_id, "claim_ids": None, "include_not_adopted": True}
     )[0]
-    return {
-        str(c): float(a) / (float(a) + float(b))
-        for c, a, b in zip(row["claim_id"], row["alpha"], row["beta"], strict=True)
-    }
+    return {str(c): (float(a), float(b)) for c, a, b in zip(row["claim_id"], row["alpha"], row["beta"], strict=True)}
+
+
+def read_confidences(services: Services, task_id: str) -> dict[str, float]:
+    return {c: a / (a + b) for c, (a, b) in read_scores(services, task_id).items()}
+
+
+def doubt_weighted(items: Sequence[JudgmentItem], scores: dict[str, tuple[float, float]]) -> list[JudgmentItem]:
+    """The benchmark's ``impact_doubt`` order, not a policy Lyra offers: each pair's ``impact`` score
+    (:func:`lyra.models.judging.verdict_impact`) times the chance its offline verdict is wrong, taken as
+    ``1 - offline confidence`` (also the offline edge's weight here: no calibrator is fitted), largest first. The
+    items come from the ``uncertain`` queue, whose ``policy_score`` is that offline confidence. A static order: with
+    one labelled pair per claim, judging one pair changes no other pair's score."""
+
+    def key(item: JudgmentItem) -> tuple[float, str]:
+        confidence = item.policy_score
+        alpha, beta = scores.get(item.claim_id, (1.0, 1.0))
+        impact = verdict_impact(item.current_relation, confidence, alpha, beta)
+        return (-impact * (1.0 - confidence), item.claim_id)
+
+    return sorted(items, key=key)
 
 
 def ticket_pairs(services: Services, tickets: Sequence[str]) -> dict[str, tuple[str, str]]:
@@ -302,7 +328,7 @@ def run_policy(
     curve = [(0, distance(read_confidences(services, task_id), gold_conf))]
     flagged = 0
     queue: list[JudgmentItem] = []
-    if policy == "random":  # every pair's ticket at once (uncertain order), then a seeded shuffle
+    if policy in STATIC_ORDERS:  # every pair's ticket at once (uncertain order), then put in the order's order
         while True:
             items = ops.next_judgments(
                 NextJudgmentsRequest(task_id=task_id, limit=50, policy="uncertain", judge=ASSISTANT)
@@ -310,11 +336,14 @@ def run_policy(
             if not items:
                 break
             queue.extend(items)
-        random.Random(shuffle_seed).shuffle(queue)
+        if policy == "random":
+            random.Random(shuffle_seed).shuffle(queue)
+        else:
+            queue = doubt_weighted(queue, read_scores(services, task_id))
     spent = 0
     targets = sorted(b for b in budgets if b > 0)
     while targets:
-        if policy == "random":
+        if policy in STATIC_ORDERS:
             items, queue = queue[:batch], queue[batch:]
         else:
             items = ops.next_judgments(
@@ -428,6 +457,7 @@ def run_judge_queue_bench(
         gold_counts=gold_counts,
         offline_judge=judge_name,
         offline_accuracy=round(accuracy, 4),
+        offline_counts={r: sum(1 for v in verdicts.values() if v[0] == r) for r in RELATIONS},
         assistant_confidence=confidence,
         batch=batch,
         seeds=list(seeds),
@@ -477,9 +507,11 @@ def to_markdown(result: JudgeQueueResult) -> str:
     lines = [
         f"Data: `{result.data}` ({result.claims} claims, {result.pairs} labelled pairs: "
         + ", ".join(f"{n} {r}" for r, n in result.gold_counts.items())
-        + f"). Offline judge `{result.offline_judge}` (trained network only), right on "
-        f"{result.offline_accuracy:.1%} of the pairs. Simulated assistant confidence {result.assistant_confidence:g}, "
-        f"batches of {result.batch}, seeds {result.seeds}. {result.date}; {result.machine}; "
+        + f"). Offline judge `{result.offline_judge}` (trained network only): "
+        + ", ".join(f"{n} {r}" for r, n in result.offline_counts.items())
+        + f", right on {result.offline_accuracy:.1%} of the pairs; {result.flagged_items} items came flagged. "
+        f"Simulated assistant confidence {result.assistant_confidence:g}, batches of {result.batch}, "
+        f"seeds {result.seeds}. {result.date}; {result.machine}; "
         f"{result.seconds_total:.0f} s in all.",
         "",
     ]

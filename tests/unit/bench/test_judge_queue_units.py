@@ -150,6 +150,7 @@ def test_the_tables_average_over_seeds() -> None:
         gold_counts={"SUPPORTS": 1, "REFUTES": 1, "NEUTRAL": 0},
         offline_judge="offline:x",
         offline_accuracy=0.5,
+        offline_counts={"SUPPORTS": 1, "REFUTES": 0, "NEUTRAL": 1},
         assistant_confidence=0.9,
         batch=5,
         seeds=[0, 1],
