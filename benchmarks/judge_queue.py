@@ -238,6 +238,26 @@ class Built:
     pair_ids: dict[tuple[str, str], str]  # (claim id, fragment id) -> the data's pair id
 
 
+def write_passages(
+    services: Services, pairs: Sequence[LabelledPair], prefix: str
+) -> tuple[dict[str, str], dict[str, str]]:
+    """One page (under ``prefix``, academic) and one fragment per distinct passage: passage -> page id, passage ->
+    fragment id. ``cleanup/delete_pages_by_url_prefix`` with the same prefix removes them."""
+    passages = sorted({p.passage for p in pairs})
+    titles = {p.passage: p.title for p in pairs}
+    page_list = services.evidence.upsert_pages(
+        [
+            {"url": f"{prefix}{i}", "title": titles[t] or None, "domain_category": "academic"}
+            for i, t in enumerate(passages)
+        ]
+    ).ids
+    page_ids = dict(zip(passages, page_list, strict=True))
+    fragment_list = services.evidence.upsert_fragments(
+        [{"page_id": page_ids[t], "text": t, "position": 0} for t in passages]
+    ).ids
+    return page_ids, dict(zip(passages, fragment_list, strict=True))
+
+
 def build_task(
     services: Services,
     task_id: str,
@@ -250,7 +270,7 @@ def build_task(
     """A task holding the pairs' claims, with the offline judge's verdict on each labelled pair as its edge (the
     same edge fields the ingest writes)."""
     claims = sorted({p.claim for p in pairs})
-    services.tasks.create_task(task_id, "Judging queue benchmark (Check-COVID dev claims)", hypothesis_as_claim=False)
+    services.tasks.create_task(task_id, "Judging queue benchmark", hypothesis_as_claim=False)
     claim_ids = dict(zip(claims, services.tasks.add_claims(task_id, claims), strict=True))
     services.evidence.record_task_reads(task_id, sorted(set(page_ids.values())), "bench")
     edges: list[dict[str, Any]] = []
@@ -387,21 +407,9 @@ def run_judge_queue_bench(
 ) -> JudgeQueueResult:
     started = time.perf_counter()
     pairs = choose_claims(read_pairs(data), claims, seed=0)
-    passages = sorted({p.passage for p in pairs})
-    titles = {p.passage: p.title for p in pairs}
     run_tag = datetime.now(UTC).strftime("%Y%m%d%H%M%S")
     prefix = f"{URL_PREFIX}{run_tag}/"
-    page_list = services.evidence.upsert_pages(
-        [
-            {"url": f"{prefix}{i}", "title": titles[t] or None, "domain_category": "academic"}
-            for i, t in enumerate(passages)
-        ]
-    ).ids
-    page_ids = dict(zip(passages, page_list, strict=True))
-    fragment_list = services.evidence.upsert_fragments(
-        [{"page_id": page_ids[t], "text": t, "position": 0} for t in passages]
-    ).ids
-    fragment_ids = dict(zip(passages, fragment_list, strict=True))
+    page_ids, fragment_ids = write_passages(services, pairs, prefix)
     judge_settings_, experiment = judge_settings(services.settings, "trained")
     models = Models(judge_settings_, experiment=experiment)
     progress(f"offline judge (trained network only) on {len(pairs)} pairs ...")

@@ -33,6 +33,7 @@ from benchmarks.judge_queue import (  # the repository root went on the path fir
     choose_claims,
     offline_verdicts,
     read_pairs,
+    write_passages,
 )
 from lyra.bootstrap import Services
 from lyra.cli.common import open_services, settings_from_env
@@ -57,14 +58,7 @@ def trim(value: Any) -> Any:
 
 def build(services: Services, data: Path, prefix: str) -> Built:
     pairs = choose_claims(read_pairs(data), 3, seed=11)
-    passages = sorted({p.passage for p in pairs})
-    page_list = services.evidence.upsert_pages(
-        [{"url": f"{prefix}{i}", "title": p.title or None, "domain_category": "academic"} for i, p in enumerate(pairs)]
-    ).ids
-    page_ids = {p.passage: page_list[i] for i, p in enumerate(pairs)}
-    fragment_list = services.evidence.upsert_fragments(
-        [{"page_id": page_ids[t], "text": t, "position": 0} for t in passages]
-    ).ids
+    page_ids, fragment_ids = write_passages(services, pairs, prefix)
     settings, experiment = judge_settings(services.settings, "trained")
     models = Models(settings, experiment=experiment)
     verdicts = offline_verdicts(pairs, models)
@@ -73,7 +67,7 @@ def build(services: Services, data: Path, prefix: str) -> Built:
         TASK,
         pairs,
         page_ids,
-        dict(zip(passages, fragment_list, strict=True)),
+        fragment_ids,
         verdicts,
         offline_judge_name(models.nli.model_id),
     )
