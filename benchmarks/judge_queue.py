@@ -103,6 +103,31 @@ def read_pairs(path: Path) -> list[LabelledPair]:
     return pairs
 
 
+def read_sentence_pairs(path: Path) -> list[LabelledPair]:
+    """The labelled set cut to sentences: each (claim, abstract) becomes one pair per sentence of the abstract
+    (``evidence_sentences``), labelled with the abstract's label where the sentence is one of its rationale
+    sentences (``rationale_idx``) and NEUTRAL elsewhere. Of a claim listed twice against the same abstract (the
+    decisive label and NEI, see :func:`one_label_per_pair`) the decisive listing's rationale is taken."""
+    abstracts = {(p.claim, p.passage): p for p in one_label_per_pair(read_pairs(path))}
+    rows: dict[str, dict[str, Any]] = {}
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                row = json.loads(line)
+                rows[str(row["pair_id"])] = row
+    pairs: list[LabelledPair] = []
+    for abstract in abstracts.values():
+        row = rows[abstract.pair_id]
+        rationale = {int(i) for i in row.get("rationale_idx") or []}
+        for index, sentence in enumerate(row.get("evidence_sentences") or []):
+            text = str(sentence).strip()
+            if not text:
+                continue
+            relation = abstract.relation if index in rationale else "NEUTRAL"
+            pairs.append(LabelledPair(f"{abstract.pair_id}#s{index}", abstract.claim, text, abstract.title, relation))
+    return pairs
+
+
 def one_label_per_pair(pairs: Sequence[LabelledPair]) -> list[LabelledPair]:
     """One pair per (claim, passage). Check-COVID lists about half its claims twice against the same abstract,
     once with the decisive label and once NEI (a verdict on other sentences of it); the abstract as a whole is
@@ -212,6 +237,7 @@ class CurvePoint(BaseModel):
 
 class JudgeQueueResult(BaseModel):
     data: str
+    unit: str = "abstract"  # a passage is the whole abstract, or one of its sentences
     claims: int
     pairs: int
     gold_counts: dict[str, int]
@@ -404,9 +430,11 @@ def run_judge_queue_bench(
     confidence: float,
     policies: Sequence[str] = POLICIES,
     progress: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
+    unit: str = "abstract",
 ) -> JudgeQueueResult:
     started = time.perf_counter()
-    pairs = choose_claims(read_pairs(data), claims, seed=0)
+    labelled = read_sentence_pairs(data) if unit == "sentence" else read_pairs(data)
+    pairs = choose_claims(labelled, claims, seed=0)
     run_tag = datetime.now(UTC).strftime("%Y%m%d%H%M%S")
     prefix = f"{URL_PREFIX}{run_tag}/"
     page_ids, fragment_ids = write_passages(services, pairs, prefix)
@@ -460,6 +488,7 @@ def run_judge_queue_bench(
     gold_counts = {r: sum(1 for p in pairs if p.relation == r) for r in RELATIONS}
     return JudgeQueueResult(
         data=str(data),
+        unit=unit,
         claims=len({p.claim for p in pairs}),
         pairs=len(pairs),
         gold_counts=gold_counts,
@@ -513,7 +542,7 @@ def to_markdown(result: JudgeQueueResult) -> str:
     rows = summarise(result.points)
     policies = [p for p in POLICIES if any(r["policy"] == p for r in rows)]
     lines = [
-        f"Data: `{result.data}` ({result.claims} claims, {result.pairs} labelled pairs: "
+        f"Data: `{result.data}`, a passage per {result.unit} ({result.claims} claims, {result.pairs} labelled pairs: "
         + ", ".join(f"{n} {r}" for r, n in result.gold_counts.items())
         + f"). Offline judge `{result.offline_judge}` (trained network only): "
         + ", ".join(f"{n} {r}" for r, n in result.offline_counts.items())
@@ -541,16 +570,28 @@ def to_markdown(result: JudgeQueueResult) -> str:
     return "\n".join(lines)
 
 
-BLOCK_BEGIN = "<!-- judge-queue:begin (written by python -m benchmarks.judge_queue --docs; do not edit) -->"
-BLOCK_END = "<!-- judge-queue:end -->"
+def block_name(unit: str) -> str:
+    """The docs block (and the plot's and CSV's file name) of a unit: ``judge-queue``, ``judge-queue-sentence``."""
+    return "judge-queue" if unit == "abstract" else f"judge-queue-{unit}"
 
 
-def replace_block(page: str, block: str) -> str:
-    """``page`` with the text between the benchmark's two markers replaced by ``block`` (the markers stay)."""
-    start, end = page.find(BLOCK_BEGIN), page.find(BLOCK_END)
+def markers(name: str) -> tuple[str, str]:
+    return (
+        f"<!-- {name}:begin (written by python -m benchmarks.judge_queue --docs; do not edit) -->",
+        f"<!-- {name}:end -->",
+    )
+
+
+BLOCK_BEGIN, BLOCK_END = markers("judge-queue")
+
+
+def replace_block(page: str, block: str, name: str = "judge-queue") -> str:
+    """``page`` with the text between the block's two markers replaced by ``block`` (the markers stay)."""
+    begin, finish = markers(name)
+    start, end = page.find(begin), page.find(finish)
     if start < 0 or end < start:
-        raise InvalidInputError("--docs", f"the page has no {BLOCK_BEGIN!r} ... {BLOCK_END!r} block")
-    return page[: start + len(BLOCK_BEGIN)] + "\n" + block.strip() + "\n" + page[end:]
+        raise InvalidInputError("--docs", f"the page has no {begin!r} ... {finish!r} block")
+    return page[: start + len(begin)] + "\n" + block.strip() + "\n" + page[end:]
 
 
 def plot(result: JudgeQueueResult, path: Path) -> bool:
@@ -582,7 +623,7 @@ def plot(result: JudgeQueueResult, path: Path) -> bool:
 
 # ---------------------------------------------------------------------------------------------- command line
 def run(
-    data: Path, claims: int, flip_rates: str, seeds: int, budgets: str, batch: int, confidence: float
+    data: Path, claims: int, flip_rates: str, seeds: int, budgets: str, batch: int, confidence: float, unit: str
 ) -> JudgeQueueResult:
     if not data.is_file():
         raise InvalidInputError("--data", f"{data} is not a file (run from the repository root)")
@@ -602,7 +643,9 @@ def run(
         update={"judging": settings.judging.model_copy(update={"judging_rate_per_minute": 100_000})}
     )
     with open_services(settings) as services:
-        return run_judge_queue_bench(services, data, claims, rates, list(range(seeds)), budget_list, batch, confidence)
+        return run_judge_queue_bench(
+            services, data, claims, rates, list(range(seeds)), budget_list, batch, confidence, unit=unit
+        )
 
 
 app = typer.Typer(add_completion=False, help="What the judging queue policies buy, with a simulated assistant.")
@@ -618,6 +661,11 @@ def main(
     budgets: str = typer.Option("5,10,20,30,40,60", help="budgets N at which the distance is read"),
     batch: int = typer.Option(5, min=1, max=50, help="judgments per next_judgments / submit_judgments round"),
     confidence: float = typer.Option(0.9, min=0.01, max=1.0, help="the simulated assistant's stated confidence"),
+    unit: str = typer.Option(
+        "abstract",
+        help="abstract: a passage is the whole abstract, one per claim; sentence: one passage per sentence, "
+        "labelled by the rationale sentences (NEUTRAL elsewhere), many per claim",
+    ),
     output: Path | None = typer.Option(None, help="folder for judge_queue.csv, judge_queue.md and judge_queue.png"),
     docs: Path | None = typer.Option(
         None, help="a docs page whose judge-queue block gets the tables (and the plot, saved beside it)"
@@ -629,24 +677,27 @@ def main(
 ) -> None:
     """What the judging queue policies buy: a simulated assistant of known accuracy works through the real
     queue; the distance of the claims' confidences from the gold ones, per budget and policy."""
+    if unit not in ("abstract", "sentence"):
+        raise InvalidInputError("--unit", f"{unit!r} is not abstract or sentence")
     if docs is not None and not docs.is_file():
         raise InvalidInputError("--docs", f"{docs} is not a file")
     if from_json is not None:
         result = JudgeQueueResult.model_validate_json(from_json.read_text(encoding="utf-8"))
     else:
-        result = run(data, claims, flip_rates, seeds, budgets, batch, confidence)
+        result = run(data, claims, flip_rates, seeds, budgets, batch, confidence, unit)
     if output is not None:
         output.mkdir(parents=True, exist_ok=True)
         (output / "judge_queue.csv").write_text(to_csv(result.points), encoding="utf-8")
         (output / "judge_queue.md").write_text(to_markdown(result), encoding="utf-8")
         plot(result, output / "judge_queue.png")
     if docs is not None:
+        name = block_name(result.unit)
         block = to_markdown(result)
-        if plot(result, docs.parent / "judge-queue.png"):
-            block += "\n![mean distance from the gold confidences by budget](judge-queue.png)\n"
-        (docs.parent / "judge-queue.csv").write_text(to_csv(result.points), encoding="utf-8")
-        block += "\nEvery point of every run: [judge-queue.csv](judge-queue.csv).\n"
-        docs.write_text(replace_block(docs.read_text(encoding="utf-8"), block), encoding="utf-8")
+        if plot(result, docs.parent / f"{name}.png"):
+            block += f"\n![mean distance from the gold confidences by budget]({name}.png)\n"
+        (docs.parent / f"{name}.csv").write_text(to_csv(result.points), encoding="utf-8")
+        block += f"\nEvery point of every run: [{name}.csv]({name}.csv).\n"
+        docs.write_text(replace_block(docs.read_text(encoding="utf-8"), block, name), encoding="utf-8")
     if as_json:
         print(result.model_dump_json(indent=2))
         return

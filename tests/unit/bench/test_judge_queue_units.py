@@ -17,12 +17,15 @@ from benchmarks.judge_queue import (
     JudgeQueueResult,
     LabelledPair,
     SimulatedAssistant,
+    block_name,
     choose_claims,
     confidence_of,
     distance,
     gold_confidences,
+    markers,
     one_label_per_pair,
     read_pairs,
+    read_sentence_pairs,
     replace_block,
     side,
     summarise,
@@ -173,3 +176,36 @@ def test_the_docs_block_is_replaced_between_its_markers_only() -> None:
     assert replace_block(new, "| N | impact |") == new
     with pytest.raises(InvalidInputError, match="block"):
         replace_block("# no markers\n", "x")
+
+
+def test_sentence_pairs_label_the_rationale_sentences_and_leave_the_rest_neutral(tmp_path: Path) -> None:
+    path = tmp_path / "set.jsonl"
+    sentences = ["Background.", "Masks cut transmission by half.", "", "Funding: none."]
+    rows = [
+        {
+            "pair_id": "a",
+            "claim": "Masks work.",
+            "evidence_text": "ABS",
+            "evidence_sentences": sentences,
+            "rationale_idx": [1],
+            "label": "SUPPORT",
+        },
+        {
+            "pair_id": "b",
+            "claim": "Masks work.",
+            "evidence_text": "ABS",
+            "evidence_sentences": sentences,
+            "rationale_idx": [3],
+            "label": "NEI",
+        },
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    got = [(p.pair_id, p.passage, p.relation) for p in read_sentence_pairs(path)]
+    assert got == [
+        ("a#s0", "Background.", "NEUTRAL"),
+        ("a#s1", "Masks cut transmission by half.", "SUPPORTS"),
+        ("a#s3", "Funding: none.", "NEUTRAL"),
+    ]
+    page = f"x\n{markers('judge-queue-sentence')[0]}\nold\n{markers('judge-queue-sentence')[1]}\n{BLOCK_BEGIN}\nkeep\n"
+    new = replace_block(page + f"{BLOCK_END}\n", "new", block_name("sentence"))
+    assert "\nnew\n" in new and "keep" in new and "old" not in new
