@@ -130,9 +130,9 @@ class NextJudgmentsBody(Request):
     limit: int = Field(default=10, ge=1, le=50, description="how many pairs to take (1 to 50)")
     policy: JudgingPolicy = Field(
         default="uncertain",
-        description="uncertain: the offline judge's least sure edges first; impact: the pairs whose verdict would "
-        "move their claim's confidence most; unjudged: ranked candidate pairs no judge has drawn yet; disputed: "
-        "edges where the offline judge and an assistant disagree",
+        description="uncertain: the offline judge's least sure edges first; impact: the pairs whose re-judging "
+        "is expected to move their claim's confidence most; unjudged: ranked candidate pairs no judge has drawn "
+        "yet; disputed: edges where the offline judge and an assistant disagree",
     )
     judge: AssistantJudge | None = None
 
