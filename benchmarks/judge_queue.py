@@ -336,11 +336,11 @@ def read_confidences(services: Services, task_id: str) -> dict[str, float]:
 
 
 def doubt_weighted(items: Sequence[JudgmentItem], scores: dict[str, tuple[float, float]]) -> list[JudgmentItem]:
-    """The benchmark's ``impact_doubt`` order, not a policy Lyra offers: each pair's ``impact`` score
-    (:func:`lyra.models.judging.verdict_impact`) times the chance its offline verdict is wrong, taken as
-    ``1 - offline confidence`` (also the offline edge's weight here: no calibrator is fitted), largest first. The
-    items come from the ``uncertain`` queue, whose ``policy_score`` is that offline confidence. A static order: with
-    one labelled pair per claim, judging one pair changes no other pair's score."""
+    """The benchmark's ``impact_doubt`` order, not a policy Lyra offers: each pair's largest possible move (the former
+    ``impact`` score, :func:`lyra.models.judging.verdict_impact`, which the review queue keeps) times the chance its
+    offline verdict is wrong, taken as ``1 - offline confidence`` (also the offline edge's weight here: no calibrator
+    is fitted), largest first. The items come from the ``uncertain`` queue, whose ``policy_score`` is that offline
+    confidence. A static order: with one labelled pair per claim, judging one pair changes no other pair's score."""
 
     def key(item: JudgmentItem) -> tuple[float, str]:
         confidence = item.policy_score
