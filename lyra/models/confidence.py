@@ -50,16 +50,30 @@ def edge_weight(edge: EdgeEvidence) -> float:
     return 1.0 if edge.edge_human_corrected else float(edge.nli_confidence)
 
 
+def verdict_contribution(relation: str | None, weight: float) -> tuple[float, float]:
+    """What one stance verdict adds to (alpha, beta): SUPPORTS its weight to alpha, REFUTES to beta, NEUTRAL (or no
+    edge) nothing."""
+    if relation == "SUPPORTS":
+        return (weight, 0.0)
+    if relation == "REFUTES":
+        return (0.0, weight)
+    return (0.0, 0.0)
+
+
+def posterior_confidence(alpha: float, beta: float) -> float:
+    """A claim's confidence: the mean ``alpha / (alpha + beta)`` of Beta(alpha, beta)."""
+    return alpha / (alpha + beta)
+
+
 def reference_alpha_beta(edges: Iterable[EdgeEvidence]) -> Posterior:
     """Beta(1,1) updated by SUPPORTS (alpha) and REFUTES (beta); NEUTRAL carries no information."""
     alpha, beta = PRIOR_ALPHA, PRIOR_BETA
     counts = {"SUPPORTS": 0, "REFUTES": 0, "NEUTRAL": 0}
     for edge in edges:
         counts[edge.relation] += 1
-        if edge.relation == "SUPPORTS":
-            alpha += edge_weight(edge)
-        elif edge.relation == "REFUTES":
-            beta += edge_weight(edge)
+        add_alpha, add_beta = verdict_contribution(edge.relation, edge_weight(edge))
+        alpha += add_alpha
+        beta += add_beta
     return Posterior(alpha, beta, counts["SUPPORTS"], counts["REFUTES"], counts["NEUTRAL"])
 
 
@@ -72,7 +86,7 @@ def beta_stats(posterior: Posterior) -> BetaStats:
     """
     a, b = posterior.alpha, posterior.beta
     total = a + b
-    confidence = a / total
+    confidence = posterior_confidence(a, b)
     uncertainty = math.sqrt((a * b) / (total * total * (total + 1.0)))
     evidence = total - 2.0
     controversy = min(a - 1.0, b - 1.0) / evidence if evidence > 0 else 0.0

@@ -17,7 +17,7 @@ from typing import Annotated, Literal, Protocol
 from pydantic import AfterValidator, Field, StringConstraints
 
 from lyra.models.api import Request, Response, SourceText, TaskRequest, single_line
-from lyra.models.confidence import PRIOR_ALPHA, PRIOR_BETA
+from lyra.models.confidence import PRIOR_ALPHA, PRIOR_BETA, posterior_confidence, verdict_contribution
 
 JudgingPolicy = Literal["uncertain", "impact", "unjudged", "disputed"]
 JUDGE_LABELS: tuple[str, ...] = ("SUPPORTS", "REFUTES", "NEUTRAL")
@@ -44,32 +44,72 @@ AssistantJudge = Annotated[
 Ticket = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 
 
-def posterior_mean(alpha: float, beta: float) -> float:
-    return alpha / (alpha + beta)
+REJUDGE_WEIGHT = 1.0  # the weight ``impact`` gives a re-judged verdict: a sure judge's
 
 
 def verdict_impact(relation: str | None, weight: float, alpha: float, beta: float) -> float:
-    """The ``impact`` policy's score of one pair: how far the claim's confidence (the posterior mean
-    ``alpha / (alpha + beta)``) could move if this pair's verdict were replaced by the most decisive other verdict.
+    """The review queue's move of one pair: how far the claim's confidence (the posterior mean of decision record
+    0003, :func:`lyra.models.confidence.posterior_confidence`) could move if a person replaced this pair's verdict
+    by the most decisive other verdict.
 
     The pair's current verdict (``relation`` with its ``weight``: SUPPORTS adds it to alpha, REFUTES to beta, NEUTRAL
     or no edge adds nothing) is taken out, and each other label is put in with the full weight 1.0 (a sure judge);
-    the score is the largest ``|mean(after) - mean(now)|``: edge weight times how unsettled the claim is, made
-    exact. It is large when the edge weighs much (taking it out moves the claim) and when the claim holds little
-    evidence (alpha + beta small, so one verdict moves the mean far); a claim with much evidence scores low.
-    For a NEUTRAL edge (weight 0) it is ``max(alpha, beta) / ((alpha + beta) (alpha + beta + 1))``.
+    the score is the largest ``|mean(after) - mean(now)|``. It is large when the edge weighs much and when the claim
+    holds little evidence (alpha + beta small); a claim with much evidence scores low. For a NEUTRAL edge (weight 0)
+    it is ``max(alpha, beta) / ((alpha + beta) (alpha + beta + 1))``.
     """
-    base_alpha = alpha - (weight if relation == "SUPPORTS" else 0.0)
-    base_beta = beta - (weight if relation == "REFUTES" else 0.0)
-    now = posterior_mean(alpha, beta)
+    take_alpha, take_beta = verdict_contribution(relation, weight)
+    base_alpha, base_beta = alpha - take_alpha, beta - take_beta
+    now = posterior_confidence(alpha, beta)
     best = 0.0
     for other in JUDGE_LABELS:
         if other == relation:
             continue
-        a = base_alpha + (1.0 if other == "SUPPORTS" else 0.0)
-        b = base_beta + (1.0 if other == "REFUTES" else 0.0)
-        best = max(best, abs(posterior_mean(max(a, 1e-9), max(b, 1e-9)) - now))
+        add_alpha, add_beta = verdict_contribution(other, REJUDGE_WEIGHT)
+        after = posterior_confidence(max(base_alpha + add_alpha, 1e-9), max(base_beta + add_beta, 1e-9))
+        best = max(best, abs(after - now))
     return best
+
+
+def label_probabilities(relation: str | None, probability: float | None) -> dict[str, float]:
+    """The offline judge's probability of each label for one pair. An edge stores only the probability of the label
+    it drew (its calibrated ``nli_confidence``), so the drawn label gets it and the two other labels split the rest
+    evenly: an assumption, the judge's full distribution is not kept. No edge or no probability: a third each."""
+    if relation not in JUDGE_LABELS or probability is None:
+        return {label: 1.0 / len(JUDGE_LABELS) for label in JUDGE_LABELS}
+    drawn = min(max(float(probability), 0.0), 1.0)
+    rest = (1.0 - drawn) / (len(JUDGE_LABELS) - 1)
+    return {label: (drawn if label == relation else rest) for label in JUDGE_LABELS}
+
+
+def expected_impact(
+    relation: str | None,
+    weight: float,
+    probability: float | None,
+    alpha: float,
+    beta: float,
+    rejudge_weight: float = REJUDGE_WEIGHT,
+) -> float:
+    """The ``impact`` policy's score of one pair: the expected move of the claim's confidence if the pair were
+    re-judged, ``sum over labels l of P(l) * |conf(claim with this verdict set to l) - conf(claim now)|``.
+
+    ``conf`` is the posterior mean of decision record 0003 (:func:`lyra.models.confidence.posterior_confidence`);
+    the pair's current verdict (``relation`` at ``weight``, its share of alpha / beta) is taken out and label l is
+    put in at ``rejudge_weight`` (1.0: a sure judge). ``P`` is :func:`label_probabilities` of the offline judge's
+    probability for its drawn label. So a sure verdict scores about 0 wherever its claim stands (the re-judge almost
+    surely repeats it), an unsure verdict scores by how far the other labels would move its claim, which is most
+    when the verdict weighs much or the claim holds little other evidence. A pair whose edge no longer counts
+    (``rejudge_weight`` 0, e.g. a retracted passage) scores 0 when its current verdict weighs nothing either.
+    """
+    take_alpha, take_beta = verdict_contribution(relation, weight)
+    base_alpha, base_beta = alpha - take_alpha, beta - take_beta
+    now = posterior_confidence(alpha, beta)
+    score = 0.0
+    for label, p in label_probabilities(relation, probability).items():
+        add_alpha, add_beta = verdict_contribution(label, rejudge_weight)
+        after = posterior_confidence(max(base_alpha + add_alpha, 1e-9), max(base_beta + add_beta, 1e-9))
+        score += p * abs(after - now)
+    return score
 
 
 def uncertainty_margin(confidence: float | None) -> float:
@@ -94,9 +134,9 @@ class NextJudgmentsBody(Request):
     limit: int = Field(default=10, ge=1, le=50, description="how many pairs to take (1 to 50)")
     policy: JudgingPolicy = Field(
         default="uncertain",
-        description="uncertain: the offline judge's least sure edges first; impact: the pairs whose verdict would "
-        "move their claim's confidence most; unjudged: ranked candidate pairs no judge has drawn yet; disputed: "
-        "edges where the offline judge and an assistant disagree",
+        description="uncertain: the offline judge's least sure edges first; impact: the pairs whose re-judging "
+        "is expected to move their claim's confidence most; unjudged: ranked candidate pairs no judge has drawn "
+        "yet; disputed: edges where the offline judge and an assistant disagree",
     )
     judge: AssistantJudge | None = None
 

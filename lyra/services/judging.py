@@ -30,12 +30,14 @@ from lyra.core.settings import JudgingSettings
 from lyra.graph.store import GraphStore, Row, Transaction
 from lyra.graph.tasks import TaskRepository
 from lyra.models.api import SourceText
+from lyra.models.confidence import posterior_confidence
 from lyra.models.graph import JUDGE_RANK, RELATION_FOR_LABEL
 from lyra.models.judging import (
     INSTRUCTIONS_VERSION,
     JUDGE_LABELS,
     JUDGING_INSTRUCTION,
     RATIONALE_MAX,
+    REJUDGE_WEIGHT,
     SAMPLING_SYSTEM_PROMPT,
     ClaimChange,
     ItemError,
@@ -59,8 +61,8 @@ from lyra.models.judging import (
     SubmittedJudgment,
     WrittenJudgment,
     estimate_tokens,
+    expected_impact,
     parse_sampled_verdict,
-    posterior_mean,
     review_priority,
     sampling_user_message,
     uncertainty_margin,
@@ -101,7 +103,9 @@ class Candidate:
 def rank_candidates(rows: Sequence[Row], policy: str, judge: str, scores: dict[str, tuple[float, float]]) -> list[Row]:
     """The rows of ``judging/task_edges`` in a policy's order (see :mod:`lyra.models.judging`), each with its
     ``score``. ``scores``: claim id -> (alpha, beta). ``uncertain`` and ``impact`` take the offline judge's edges
-    (rank 0); ``disputed`` the assistant edges whose offline verdict differs, except the asking judge's own."""
+    (rank 0); ``disputed`` the assistant edges whose offline verdict differs, except the asking judge's own.
+    ``impact`` scores by :func:`lyra.models.judging.expected_impact` (a retracted edge's re-judged verdict weighs
+    nothing), ``disputed`` by :func:`lyra.models.judging.verdict_impact`."""
     chosen: list[Row] = []
     for row in rows:
         if row.get("ticketed"):
@@ -115,8 +119,20 @@ def rank_candidates(rows: Sequence[Row], policy: str, judge: str, scores: dict[s
         elif rank != JUDGE_RANK["offline"]:
             continue
         alpha, beta = scores.get(str(row["claim_id"]), (1.0, 1.0))
-        impact = verdict_impact(str(row["relation"]), float(row["weight"]), alpha, beta)
-        score = uncertainty_margin(row["offline_confidence"]) if policy == "uncertain" else impact
+        if policy == "uncertain":
+            score = uncertainty_margin(row["offline_confidence"])
+        elif policy == "disputed":  # a disagreement a person settles: the largest move, as the review queue
+            score = verdict_impact(str(row["relation"]), float(row["weight"]), alpha, beta)
+        else:
+            probability = row.get("label_probability")
+            score = expected_impact(
+                str(row["relation"]),
+                float(row["weight"]),
+                None if probability is None else float(probability),
+                alpha,
+                beta,
+                rejudge_weight=0.0 if row.get("retracted") else REJUDGE_WEIGHT,
+            )
         chosen.append({**row, "score": score})
     if policy == "uncertain":
         chosen.sort(key=lambda r: (r["score"], r["edge_id"]))
@@ -418,8 +434,8 @@ class JudgingService:
                 changes.append(
                     ClaimChange(
                         claim_id=cid,
-                        confidence_before=round(posterior_mean(a0, b0), 6),
-                        confidence_after=round(posterior_mean(a1, b1), 6),
+                        confidence_before=round(posterior_confidence(a0, b0), 6),
+                        confidence_after=round(posterior_confidence(a1, b1), 6),
                     )
                 )
         errors.sort(key=lambda e: (e.index, e.field))

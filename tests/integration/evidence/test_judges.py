@@ -12,7 +12,7 @@ import pytest
 
 from lyra.bootstrap import Services
 from lyra.core.errors import ConflictError, RateLimited
-from lyra.models.judging import NextJudgmentsRequest, ReviewQueueRequest, SubmitJudgmentsRequest
+from lyra.models.judging import NextJudgmentsRequest, ReviewQueueRequest, SubmitJudgmentsRequest, expected_impact
 from lyra.models.trust import FeedbackRequest
 from lyra.services.judging import JudgingService
 from tests.support.helpers import seed_task
@@ -322,7 +322,12 @@ def test_the_impact_queue_and_the_clean_up_removes_the_judging_records(graph: Se
     build(graph, "jd_clean", [0.9, 0.1])
     svc = judging(graph)
     batch = take(svc, "jd_clean", policy="impact")
-    assert batch.items[0].policy_score >= batch.items[1].policy_score
+    # the expected move on re-judging, from the edge's stored probability and the claim's sums: Beta(2, 1) now
+    # (1 + 0.9 + 0.1); the unsure edge (0.1, "passage 1") comes first
+    assert [i.passage.text for i in batch.items] == ["passage 1 of jd_clean", "passage 0 of jd_clean"]
+    assert [i.policy_score for i in batch.items] == pytest.approx(
+        [expected_impact("SUPPORTS", c, c, 2.0, 1.0) for c in (0.1, 0.9)], abs=1e-6
+    )
     submit(svc, "jd_clean", [{"ticket": batch.items[0].ticket, "relation": "REFUTES", "confidence": 0.7}])
     counts = (
         "RETURN COUNT { (:Judgment {task_id: 'jd_clean'}) } AS j, COUNT { (:JudgingTicket {task_id: 'jd_clean'}) } AS t"
