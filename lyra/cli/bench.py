@@ -193,11 +193,41 @@ def bench_pipeline(
         )
     out.print(table)
     for r in results:
-        for variant, rate in r.compared_judges_pairs_per_second.items():
+        if r.ingest_llm_calls_per_pair is not None:
             out.print(
-                f"{r.corpus}: judge '{variant}' on the same {r.pairs_judged} pairs: {rate:.2f} pairs/s "
-                f"(the configured judge: {r.raw_judge_pairs_per_second:.2f})"
+                f"{r.corpus} ingest: {r.ingest_llm_calls_per_pair:.2f} LLM calls and "
+                f"{r.ingest_prompt_tokens_per_pair:.0f} prompt tokens evaluated per judged pair"
             )
+        judges = Table(
+            "judge",
+            "pairs",
+            "s",
+            "pairs/s",
+            "× configured",
+            "LLM calls/pair",
+            "prompt tokens evaluated/pair",
+            "cached/pair",
+            "pairs to LLM",
+            title=f"{r.corpus}: the judges on the same pairs, cold caches",
+        )
+        base = r.judges[0].pairs_per_second if r.judges else 0.0
+
+        def num(value: float | None, spec: str) -> str:
+            return "n/a" if value is None else format(value, spec)
+
+        for j in r.judges:
+            judges.add_row(
+                j.judge,
+                str(j.pairs),
+                f"{j.seconds:.1f}",
+                f"{j.pairs_per_second:.2f}",
+                f"{j.pairs_per_second / base:.2f}" if base else "n/a",
+                num(j.llm_calls_per_pair, ".2f"),
+                num(j.prompt_tokens_evaluated_per_pair, ".0f"),
+                num(j.prompt_tokens_cached_per_pair, ".0f"),
+                num(j.llm_pair_share, ".0%"),
+            )
+        out.print(judges)
 
 
 @bench_app.command("citations")

