@@ -66,6 +66,10 @@ def train_stance_command(
         0, min=0, help="FEVER pairs in a first, two-way training stage (auxiliary head; 0: no such stage)"
     ),
     fever_epochs: int = typer.Option(1, min=1, max=10),
+    top_k_sentences: int = typer.Option(
+        0, min=0, help="the judge reads only the k sentences closest to the claim (0: every sentence)"
+    ),
+    max_rows: int = typer.Option(0, min=0, help="train on a seeded sample of this many rows (0: all)"),
     fever_file: Path = typer.Option(Path("../shared/training/fever_rte_dev.jsonl"), "--fever-file"),
 ) -> None:
     """Train the sentence-level stance network (claim folds 2-4) and fit its calibrated combiner (fold 1);
@@ -84,6 +88,8 @@ def train_stance_command(
         negation_augment=not no_negation,
         fever_pairs=fever_pairs,
         fever_epochs=fever_epochs,
+        top_k_sentences=top_k_sentences,
+        max_rows=max_rows,
     )
     columns = (
         TextColumn("{task.description}"),

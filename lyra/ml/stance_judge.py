@@ -351,6 +351,12 @@ class TrainedStanceJudge:
         self._threads = threads
         self._batch_size = batch_size
         self._max_length = int(self.artifact.manifest["max_length"])
+        # 0: the network reads every sentence of a passage; k: only the k closest to the claim by embedding cosine
+        self._top_k = int(self.artifact.manifest.get("top_k_sentences", 0) or 0)
+        if self._top_k and embed is None:
+            raise ConfigError(
+                f"the stance artifact in {folder} reads the top {self._top_k} sentences: it needs an embedder"
+            )
         self._net: Any = None
         self._lock = threading.Lock()
         self.stats = JudgeStats()
@@ -413,6 +419,8 @@ class TrainedStanceJudge:
     def sentence_probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[list[str], np.ndarray]]:
         """Per pair, its premise's sentences and their (sentences x 3) probabilities from the network."""
         split = [split_sentences(premise) or [premise] for premise, _ in pairs]
+        if self._top_k:
+            split = self._closest(split, [claim for _, claim in pairs])
         claims = [claim for (_, claim), sentences in zip(pairs, split, strict=True) for _ in sentences]
         flat = [sentence for sentences in split for sentence in sentences]
         probs = self.network_probabilities(claims, flat)
@@ -421,6 +429,22 @@ class TrainedStanceJudge:
         for sentences in split:
             out.append((sentences, probs[start : start + len(sentences)]))
             start += len(sentences)
+        return out
+
+    def _closest(self, split: list[list[str]], claims: list[str]) -> list[list[str]]:
+        """Each passage's ``top_k`` sentences closest to its claim (embedding cosine; in their original order),
+        embedded in one batch."""
+        assert self._embed is not None
+        long = [i for i, sentences in enumerate(split) if len(sentences) > self._top_k]
+        if not long:
+            return split
+        texts = list(dict.fromkeys([*(claims[i] for i in long), *(s for i in long for s in split[i])]))
+        vectors = dict(zip(texts, np.asarray(self._embed(texts), dtype=float), strict=True))
+        out = list(split)
+        for i in long:
+            sims = np.asarray([vectors[s] @ vectors[claims[i]] for s in split[i]])
+            keep = sorted(np.argsort(-sims)[: self._top_k].tolist())
+            out[i] = [split[i][j] for j in keep]
         return out
 
     def _views(self, pairs: Sequence[tuple[str, str]]) -> list[_PairView]:

@@ -59,6 +59,8 @@ class TrainingConfig:
     combiner_balanced: bool = True  # the combiners' fitting rows weighted so each label weighs the same
     fever_pairs: int = 0  # FEVER pairs in the first (two-way, auxiliary head) stage; 0: no such stage
     fever_epochs: int = 1
+    top_k_sentences: int = 0  # the judge reads only the k sentences closest to the claim (0: all of them)
+    max_rows: int = 0  # a seeded sample of this many training rows (0: all; a CPU-time bound for large encoders)
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -118,7 +120,7 @@ def sentence_rows(pairs: Sequence[LabelledPair], config: TrainingConfig) -> list
         else:  # a decided pair without rationale sentences: the whole passage carries the label
             rows.append(Row(pair.hypothesis, pair.premise, label))
     rng.shuffle(rows)
-    return rows
+    return rows[: config.max_rows] if config.max_rows else rows
 
 
 FEVER_LABELS = ("SUPPORT", "NOT_SUPPORT")

@@ -297,7 +297,15 @@ def train_stance(
     sources = ", ".join(p.name for p in files) + "".join(f" + all of {p.name}" for p in extra_calibration)
     l2 = f"L2 {config.combiner_l2}" + (", labels balanced" if config.combiner_balanced else "")
     note = f"fitted on {len(labels)} pairs: the calibration fold (claim fold 1) of {sources}; {l2}"
-    judge = TrainedStanceJudge(output, base, threads=threads, fitting=True)
+    manifest["top_k_sentences"] = config.top_k_sentences
+    (output / MANIFEST).write_text(json.dumps({**manifest, "combiner": {}}, indent=2) + "\n", encoding="utf-8")
+    embed = None
+    if config.top_k_sentences:
+        from lyra.ml.embedder import BUILTIN_MINILM, SentenceTransformerEmbedder
+
+        embedder = SentenceTransformerEmbedder(BUILTIN_MINILM, threads=threads or 2)
+        embed = embedder.embed
+    judge = TrainedStanceJudge(output, base, threads=threads, fitting=True, embed=embed)
     xs = pair_feature_rows(judge, [*calibration, *extra], "combiner", tick)
     manifest["combiner"] = StanceCombiner.fit(
         xs, labels, l2=config.combiner_l2, feature_names=PLAIN_FEATURES, balanced=config.combiner_balanced

@@ -61,7 +61,9 @@ def _answers(prompt_cache: bool) -> tuple[list[tuple[float, ...]], LlamaCppLLM]:
     gguf = _gguf()
     llm = LlamaCppLLM(lambda: gguf, GGUF_MODEL_ID, n_ctx=2048, threads=2, prompt_cache=prompt_cache)
     embedder: Embedder = _NoEmbedder()  # type: ignore[assignment]
-    judge = LLMStanceJudge(llm, embedder, load_settings().prompts_dir, StanceJudgeConfig(mode="two_question"))
+    judge = LLMStanceJudge(
+        llm, embedder, load_settings().prompts_dir, StanceJudgeConfig(mode="two_question", examples=2)
+    )
     return [judge.questions(passage, claim, verdict=True) for passage, claim in PAIRS], llm
 
 
