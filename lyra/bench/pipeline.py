@@ -123,8 +123,14 @@ def time_cold_judge(models: Models, settings: Settings, name: str, pairs: Sequen
 
 
 def run_pipeline_bench(
-    settings: Settings, corpus: Path, claims: list[str], label: str, compare: Sequence[str] = ()
+    settings: Settings,
+    corpus: Path,
+    claims: list[str],
+    label: str,
+    compare: Sequence[str] = (),
+    judge_pairs: int | None = None,
 ) -> PipelineBenchResult:
+    """``judge_pairs``: time the cold judges on only the first N of the ingest's pairs (all: None)."""
     task_id = "bench_pipeline"
     info, password = resolve_connection(settings)  # the managed instance is found via the real state folder
     with tempfile.TemporaryDirectory(prefix="lyra-bench-") as state:
@@ -147,7 +153,7 @@ def run_pipeline_bench(
             spent = usage.since(before) if usage is not None and before is not None else None
             # the same pairs again through a fresh judge with cold caches: the raw judge in this run
             rows = services.store.run("evidence/task_pairs", {"task_id": task_id})
-            pairs = [(r["premise"], r["hypothesis"]) for r in rows]
+            pairs = [(r["premise"], r["hypothesis"]) for r in rows][:judge_pairs]
             judges = [time_cold_judge(services.models, bench_settings, "configured", pairs)]
             judges += [
                 time_cold_judge(services.models, judge_settings(bench_settings, variant), variant, pairs)

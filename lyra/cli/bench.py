@@ -139,6 +139,9 @@ def bench_faiss(
 def bench_pipeline(
     synthetic: int = typer.Option(0, help="also run on a synthetic corpus of this many fragments (e.g. 10000)"),
     compare: list[str] = typer.Option([], help="also time these judges on the same pairs (e.g. llm, trained+llm)"),
+    judge_pairs: int | None = typer.Option(
+        None, min=1, help="time the cold judges on only the first N of the ingest's pairs (a time bound)"
+    ),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Pipeline throughput on the demo corpus (and a synthetic one) and its share of time inside the models."""
@@ -149,7 +152,7 @@ def bench_pipeline(
     settings = settings_from_env()
     corpus = settings.examples_dir / "corpus"
     claims = [q["claim"] for q in json.loads((corpus / "questions.json").read_text(encoding="utf-8"))]
-    results = [run_pipeline_bench(settings, corpus, claims, "demo corpus", compare)]
+    results = [run_pipeline_bench(settings, corpus, claims, "demo corpus", compare, judge_pairs)]
     if synthetic:
         with tempfile.TemporaryDirectory(prefix="lyra-synthetic-") as folder:
             write_synthetic_corpus(Path(folder), synthetic)
@@ -160,6 +163,7 @@ def bench_pipeline(
                     ["Drug A lowers blood pressure.", "The reading app improves test scores."],
                     f"synthetic {synthetic:,} fragments",
                     compare,
+                    judge_pairs,
                 )
             )
     if as_json:
