@@ -12,12 +12,20 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 SETS = ("ccdev", "sf0", "cc0")
 
 
+def _load(path: Path) -> dict[str, Any]:
+    """The JSON report, ignoring lines a wrapper printed around it (lines starting with '===')."""
+    text = "\n".join(line for line in path.read_text(encoding="utf-8").splitlines() if not line.startswith("==="))
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
 def row(folder: Path, variant: str) -> str:
-    runs = {s: json.loads((folder / f"eval-{variant}-{s}.json").read_text(encoding="utf-8")) for s in SETS}
+    runs = {s: _load(folder / f"eval-{variant}-{s}.json") for s in SETS}
     f1 = [runs[s]["macro_f1"] for s in SETS]
     recall = [
         "/".join(f"{runs[s]['per_class'][k]['recall']:.2f}" for k in ("entailment", "contradiction", "neutral"))
