@@ -55,8 +55,8 @@ def main() -> None:
     for variant in sys.argv[2:]:
         try:
             print(row(folder, variant))
-        except FileNotFoundError as exc:
-            print(f"| {variant} | missing: {Path(str(exc.filename)).name} |")
+        except (FileNotFoundError, ValueError) as exc:  # not run, or still running
+            print(f"| {variant} | not scored yet: {type(exc).__name__} |")
 
 
 if __name__ == "__main__":
