@@ -45,7 +45,7 @@ from lyra.cli.common import handle_errors, open_services, out, settings_from_env
 from lyra.core.errors import InvalidInputError
 from lyra.models.api import MATERIALS_PAGE_MAX, GetMaterialsRequest, Materials, MaterialsOptions
 
-# issue 14's table: the original's SQL path and Lyra before this work, seconds (10k/100k/20k and 50k/500k/100k)
+# the scale work's table: the original's SQL path and Lyra before this work, seconds (10k/100k/20k and 50k/500k/100k)
 ISSUE_TABLE: dict[str, dict[str, float]] = {
     "10000/100000/20000": {"ingest": 3.5, "score_all": 0.29, "materials": 1.6},
     "50000/500000/100000": {"ingest": 21.8, "score_all": 2.5, "materials": 11.9},
@@ -195,7 +195,7 @@ def clean_lyra(services: Services, data: ScaleData, task_id: str) -> None:
     and synthetic Domain nodes no page uses any more."""
     if services.task_repo.exists(task_id):
         services.cleanup.cleanup(task_id, "soft")
-    batch = services.settings.cleanup_batch_size
+    batch = services.settings.graph.cleanup_batch_size
     services.store.run("cleanup/delete_pages_by_url_prefix", {"prefix": data.url_prefix, "batch_size": batch})
     services.store.run("cleanup/delete_unused_domains_by_suffix", {"suffix": DOMAIN_SUFFIX})
 
@@ -278,7 +278,7 @@ def serve_memory(services: Services, task_id: str, expected_claims: int, page_cl
     """Start `lyra serve --no-workers`, page through the task's materials over REST (``limit`` + ``cursor``, 10
     evidence items per claim) while sampling the server's RSS from /proc every 20 ms; the peak is the answer."""
     port = _free_port()
-    log = services.settings.state_dir / "bench_scale_serve.log"
+    log = services.settings.paths.state_dir / "bench_scale_serve.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     process = _serve(port, log)
     peak = idle = _rss_mb(process.pid)
@@ -419,7 +419,7 @@ def run_scale_bench(
     task_id = f"bench_scale_{run}"
     print(f"generating {claims:,} claims / {edges:,} edges / {cites:,} cites ...", file=sys.stderr)
     data = generate(claims, edges, cites, run, seed=seed)
-    folder = work_dir or services.settings.state_dir / "bench"
+    folder = work_dir or services.settings.paths.state_dir / "bench"
     folder.mkdir(parents=True, exist_ok=True)
     sqlite_path = folder / f"scale_{run}.sqlite"
 
@@ -592,7 +592,7 @@ def main(
         raise InvalidInputError("--floor", "cannot be combined with --keep: the floor's writes change the kept task")
     # loads and clean-ups of half a million edges run past the default 60 s statement timeout on a busy machine
     settings = settings_from_env()
-    settings = settings.model_copy(update={"query_timeout": max(settings.query_timeout, 3600.0)})
+    settings = settings.model_copy(update={"query_timeout": max(settings.graph.query_timeout, 3600.0)})
     with open_services(settings) as services:
         result = run_scale_bench(
             services, claims, edges, cites, rounds=rounds, seed=seed, keep=keep, serve=serve, bulk=bulk, floor=floor

@@ -1,4 +1,4 @@
-"""The synthetic evidence graph of issue 14's scale table, and its ground truth.
+"""The synthetic evidence graph of the scale work's scale table, and its ground truth.
 
 Shape (seeded, so a run can be repeated): ``claims`` claims with text; ``edges`` stance edges over unique
 (fragment, claim) pairs, relation uniform over SUPPORTS / REFUTES / NEUTRAL, ``nli_confidence`` ~ U(0, 1);
@@ -48,7 +48,7 @@ class ScaleData:
         return f"https://{HOST}/{self.run}/"
 
     def ground_truth(self) -> None:
-        """alpha/beta/counts per claim from the generated edges, by seed 003's formula (Beta(1,1) prior,
+        """alpha/beta/counts per claim from the generated edges, by decision record 0003's formula (Beta(1,1) prior,
         SUPPORTS adds nli_confidence to alpha, REFUTES to beta, NEUTRAL nothing)."""
         n = len(self.claim_texts)
         alpha = [1.0] * n

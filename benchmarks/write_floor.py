@@ -7,7 +7,7 @@ timed side by side, twice each in alternating order:
 * **blind create** — the nodes or relationships created with no identity check at all
   (``benchmarks/cypher/floor_create_fragments``, ``floor_create_stance_edges``): no MERGE on the text hash, no check for
   a pair's existing edge, no lock on the claim, no stored sums. This is *not* a write Lyra could use (it breaks
-  ADR-0005 and the one-edge-per-pair rule); it is the fastest a transactional write of these rows can be;
+  decision record 0002 and the one-edge-per-pair rule); it is the fastest a transactional write of these rows can be;
 * **Lyra** — the real write path (``EvidenceRepository.upsert_fragments`` / ``create_stance_edges``, Python
   validation included), as the rounds time it.
 

@@ -2,7 +2,7 @@
 
 ``build_services(settings)`` connects to Neo4j and wires the application layer; ``build_http_app(services)`` builds
 the MCP server and hands it, with the operations and the worker pool, to the REST adapter. Only this module and the
-CLI may import the adapters (``lyra.api``, ``lyra.mcp``); tests/unit/test_layers.py enforces it.
+CLI may import the adapters (``lyra.api``, ``lyra.mcp``); tests/unit/architecture/test_layers.py enforces it.
 """
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from lyra.core.settings import Settings
+from lyra.core.settings import PipelineSettings, Settings
 from lyra.graph.catalog import CypherCatalog
 from lyra.graph.connection import ConnectionInfo, connect
 from lyra.graph.evidence import EvidenceRepository
@@ -22,27 +23,33 @@ from lyra.graph.store import GraphStore
 from lyra.graph.tasks import TaskRepository
 from lyra.ml.claims import ClaimExtractor
 from lyra.ml.learned_rules import CITATION_DETECTION, CITATION_USEFULNESS, CLAIM_EXTRACTION, EVIDENCE_RANKING
+from lyra.models.timeline import RunKind
 from lyra.services.calibration import CalibrationService
 from lyra.services.cleanup import CleanupService
 from lyra.services.domains import DomainGate
 from lyra.services.explore import ExploreService
 from lyra.services.feedback import FeedbackService
 from lyra.services.interventions import CookieStore, InterventionService
-from lyra.services.jobs import JobService, WorkerPool, route_jobs
+from lyra.services.jobs import ClaimedJob, JobService, WorkerPool, route_jobs
+from lyra.services.judging import JudgingService
 from lyra.services.learning import LearningService
 from lyra.services.learning_jobs import LEARNING_PROPOSALS, ProposalsExecutor
 from lyra.services.materials import MaterialsService
 from lyra.services.operations import Operations
+from lyra.services.refresh import RefreshService, RetractionService
 from lyra.services.research import ResearchExecutor
 from lyra.services.status import StatusService
 from lyra.services.tasks import TaskService
+from lyra.services.timeline import TimelineService
 from lyra.sources.domain_policy import ReloadingDomainPolicy
+from lyra.sources.scholarly.retractions import build_retraction_checker
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
     from mcp.server.mcpserver import MCPServer
 
     from lyra.ml.factory import Models
+    from lyra.ml.ranking import CandidateRanker, CrossEncoderReranker
     from lyra.ml.vector_index import FragmentIndex
     from lyra.services.academic import AcademicResearch
     from lyra.services.ingest import IngestService
@@ -89,19 +96,55 @@ class Services:
             ingest=lambda: self.ingest,
             interventions=self.interventions,
             learning=lambda: self.learning,
+            judging=self.judging,
+            timeline=self.timeline,
+            refresh=lambda: self.refresh,
         )
+
+    @cached_property
+    def judging(self) -> JudgingService:
+        """The judges' pull door and review queue; the unjudged queue loads the ranking models."""
+        return JudgingService(
+            self.store,
+            self.task_repo,
+            self.settings.judging,
+            pending_pairs=lambda task_id: self.ingest.pending_pairs(task_id),
+            evidence_passage_chars=self.settings.pipeline.evidence_passage_chars,
+        )
+
+    @cached_property
+    def timeline(self) -> TimelineService:
+        """Runs, claim snapshots, get_changes and claim timelines."""
+        return TimelineService(self.store, self.task_repo, self.materials)
+
+    @cached_property
+    def retractions(self) -> RetractionService:
+        """Retraction checks of a task's DOI pages, applied to the graph (Crossref and OpenAlex, read fresh)."""
+        scholarly = self.settings.scholarly
+        return RetractionService(
+            self.store, self.task_repo, self.timeline, checker=lambda: build_retraction_checker(scholarly)
+        )
+
+    @cached_property
+    def refresh(self) -> RefreshService:
+        """refresh_task: a retraction check and the task's earlier targets queued again."""
+        return RefreshService(self.store, self.jobs, self.retractions, self.timeline)
 
     @cached_property
     def learning(self) -> LearningService:
         """The learning loop: feedback records, proposals, their review, the learned rules in force."""
         return LearningService(
             self.store,
-            self.settings,
+            self.settings.learning,
+            self.settings.paths.state_dir,
             self.calibration,
             embedder=lambda: self.models.embedder,
             judge_factory=lambda rules, examples: self.models.stance_judge(rules, examples),
             extractor_factory=lambda rules: ClaimExtractor(
-                self.models.llm, self.settings.prompts_dir, rules=rules, embed=lambda t: self.models.embedder.embed(t)
+                self.models.llm,
+                self.settings.paths.prompts_dir,
+                rules=rules,
+                embed=lambda t: self.models.embedder.embed(t),
             ),
             rank_task=lambda task_id, rule_sets: self.ingest.rank_task(task_id, rule_sets),
         )
@@ -114,27 +157,35 @@ class Services:
             ResearchExecutor(
                 self.store,
                 lambda: self.ingest,
-                s.allowed_roots,
+                s.paths.allowed_roots,
                 academic=self.academic,
-                max_api_requests=s.scholarly_max_requests_per_task,
+                max_api_requests=s.academic.scholarly_max_requests_per_task,
                 web=lambda: self.web_fetcher,
                 search=lambda: self.web_search,
-                enrichment_max=s.identifier_enrichment_max,
-                enrich_local=s.identifier_enrichment_local,
-                citations=(lambda: self.citation_detector) if s.web_citation_detection else None,
+                enrichment_max=s.academic.identifier_enrichment_max,
+                enrich_local=s.academic.identifier_enrichment_local,
+                citations=(lambda: self.citation_detector) if s.web.web_citation_detection else None,
                 interventions=self.interventions,
-                academic_search=s.academic_search,
+                academic_search=s.academic.academic_search,
                 gate=self.domains,
             ),
-            workers=s.job_workers,
-            poll_seconds=s.job_poll_seconds,
-            heartbeat_seconds=s.job_heartbeat_seconds,
-            stale_seconds=s.job_stale_seconds,
-            max_attempts=s.job_max_attempts,
-            name=s.worker_name,
+            workers=s.jobs.job_workers,
+            poll_seconds=s.jobs.job_poll_seconds,
+            heartbeat_seconds=s.jobs.job_heartbeat_seconds,
+            stale_seconds=s.jobs.job_stale_seconds,
+            max_attempts=s.jobs.job_max_attempts,
+            name=s.jobs.worker_name,
         )
         # a task's targets go to the research executor above; the service's own jobs to theirs
         pool.executor = route_jobs(pool.executor, {LEARNING_PROPOSALS: ProposalsExecutor(lambda: self.learning)})
+        timeline = self.timeline
+
+        def record(job: ClaimedJob, state: str, seconds: float) -> None:
+            started = datetime.now(UTC) - timedelta(seconds=seconds)
+            kind: RunKind = "research" if job.kind == "query" else "ingest"
+            timeline.record_quietly(job.task_id, kind, job.id, started)
+
+        pool.on_finished = record
         self.jobs.on_queued(pool.wake)
         return pool
 
@@ -168,8 +219,8 @@ class Services:
 
         embedder = self.models.embedder
         embedder.embed(["warm-up"])  # loads the model and fixes its dimension
-        path = self.settings.state_dir / "faiss" / "fragments"
-        return open_fragment_index(self.store, path, embedder.dimension, self.settings.index_sync_seconds)
+        path = self.settings.paths.state_dir / "faiss" / "fragments"
+        return open_fragment_index(self.store, path, embedder.dimension, self.settings.pipeline.index_sync_seconds)
 
     @cached_property
     def explore(self) -> ExploreService:
@@ -178,28 +229,30 @@ class Services:
             self.store,
             embedder=lambda: self.models.embedder,
             index=lambda: self.fragment_index,
-            query_timeout=self.settings.query_timeout,
-            query_max_bytes=self.settings.query_max_bytes,
+            query_timeout=self.settings.graph.query_timeout,
+            query_max_bytes=self.settings.graph.query_max_bytes,
             query_limits=GuardLimits(
-                max_tokens=self.settings.query_max_tokens,
-                max_depth=self.settings.query_max_depth,
-                max_elements=self.settings.query_max_elements,
-                max_iteration_depth=self.settings.query_max_iteration_depth,
+                max_tokens=self.settings.graph.query_max_tokens,
+                max_depth=self.settings.graph.query_max_depth,
+                max_elements=self.settings.graph.query_max_elements,
+                max_iteration_depth=self.settings.graph.query_max_iteration_depth,
             ),
         )
 
     @cached_property
     def ingest(self) -> IngestService:
         from lyra.ml.cache import CachedJudge, NLICache
-        from lyra.ml.ranking import CandidateRanker, CrossEncoderReranker
+        from lyra.ml.ranking import CrossEncoderReranker
         from lyra.services.ingest import IngestService
 
         s = self.settings
-        cache = NLICache(s.state_dir / "cache" / "nli.sqlite")
+        cache = NLICache(s.paths.state_dir / "cache" / "nli.sqlite")
         self._closers.append(cache)
-        reranker = CrossEncoderReranker(s.reranker_model) if s.reranker_model else None
+        reranker = CrossEncoderReranker(s.models.reranker_model) if s.models.reranker_model else None
         return IngestService(
-            settings=s,
+            settings=s.pipeline,
+            prompts_dir=s.paths.prompts_dir,
+            pdf_max_pages=s.web.web_pdf_max_pages,
             store=self.store,
             evidence=self.evidence,
             tasks=self.tasks,
@@ -207,7 +260,7 @@ class Services:
             judge=CachedJudge(self.models.nli, cache),
             index=self.fragment_index,
             domains=self.domains.policy,
-            ranker=CandidateRanker(s.rank_bm25_top_n, s.rank_weight_bm25, s.rank_weight_embedding, reranker),
+            ranker=candidate_ranker(s.pipeline, reranker),
             llm=self.models.llm,
             gate=self.domains,
             calibrator=self.calibration.active_calibrator,
@@ -223,8 +276,9 @@ class Services:
         from lyra.sources.web import WebFetcher
 
         fetcher = WebFetcher(
-            self.settings,
-            gate=self.domains,
+            self.settings.web,
+            self.domains,
+            contact_email=self.settings.scholarly.contact_email,
             counter=GraphPageCounter(self.store),
             limiter=GraphRateLimiter(self.store),
         )
@@ -238,11 +292,11 @@ class Services:
 
         models = self.models
         return CitationDetector(
-            self.settings,
+            self.settings.web,
             self.evidence,
             self.domains,
             lambda: models.llm,
-            self.settings.prompts_dir,
+            self.settings.paths.prompts_dir,
             rules=self.learning.rulebook.source(CITATION_DETECTION),
         )
 
@@ -253,7 +307,7 @@ class Services:
         from lyra.sources.search import build_engines
 
         fetcher = self.web_fetcher
-        engines, notes = build_engines(self.settings, fetcher)
+        engines, notes = build_engines(self.settings.search, self.settings.web.chromium_path, fetcher)
         self._closers.extend(engines)
         return engines, notes
 
@@ -266,7 +320,8 @@ class Services:
         engines, notes = self.search_engines
         ingest = self.ingest
         return WebSearch(
-            self.settings,
+            self.settings.search,
+            self.settings.pipeline,
             self.store,
             engines,
             self.web_fetcher,
@@ -288,15 +343,16 @@ class Services:
         s = settings or self.settings
         models = self.models
         return AcademicResearch(
-            s,
+            s.academic,
             self.evidence,
-            build_sources(s, max_requests=max_requests),
+            build_sources(s.scholarly, s.scholarly_cache_file, max_requests=max_requests),
             CitationFilter(
-                s,
+                s.academic,
                 models.embedder,
                 lambda: models.llm,
-                s.prompts_dir,
+                s.paths.prompts_dir,
                 rules=self.learning.rulebook.source(CITATION_USEFULNESS),
+                ranker=candidate_ranker(s.pipeline),
             ),
             models.embedder,
         )
@@ -307,19 +363,30 @@ class Services:
         self.store.close()
 
 
+def candidate_ranker(settings: PipelineSettings, reranker: CrossEncoderReranker | None = None) -> CandidateRanker:
+    """BM25 + embedding fusion with the configured weights (LYRA_RANK_*), and the reranker after it when given."""
+    from lyra.ml.ranking import CandidateRanker
+
+    return CandidateRanker(
+        settings.rank_bm25_top_n, settings.rank_weight_bm25, settings.rank_weight_embedding, reranker
+    )
+
+
 def build_services(settings: Settings, *, apply_schema: bool = True) -> Services:
-    catalog = CypherCatalog.load(settings.cypher_dir)
+    catalog = CypherCatalog.load(settings.paths.cypher_dir)
     driver, info = connect(settings)
     store = GraphStore(driver, catalog, settings)
     if apply_schema:
         store.apply_schema()
     task_repo = TaskRepository(store)
-    evidence = EvidenceRepository(store, settings.write_batch_size, settings.write_parallelism)
-    policy = ReloadingDomainPolicy(settings.domains_file, check_interval=settings.domain_policy_check_seconds)
-    domains = DomainGate(store, policy, settings)
-    jobs = JobService(store, task_repo, settings.allowed_roots)
+    evidence = EvidenceRepository(store, settings.graph.write_batch_size, settings.graph.write_parallelism)
+    policy = ReloadingDomainPolicy(
+        settings.paths.domains_file, check_interval=settings.trust.domain_policy_check_seconds
+    )
+    domains = DomainGate(store, policy, settings.trust)
+    jobs = JobService(store, task_repo, settings.paths.allowed_roots)
     interventions = InterventionService(
-        store, task_repo, CookieStore(settings.state_dir / "auth" / "cookies.json"), wake=jobs.notify_queued
+        store, task_repo, CookieStore(settings.paths.state_dir / "auth" / "cookies.json"), wake=jobs.notify_queued
     )
     return Services(
         settings=settings,
@@ -329,17 +396,20 @@ def build_services(settings: Settings, *, apply_schema: bool = True) -> Services
         evidence=evidence,
         tasks=TaskService(task_repo, evidence),
         materials=MaterialsService(
-            store, task_repo, settings.materials_parallel_queries, passage_chars=settings.evidence_passage_chars
+            store,
+            task_repo,
+            settings.graph.materials_parallel_queries,
+            passage_chars=settings.pipeline.evidence_passage_chars,
         ),
-        cleanup=CleanupService(store, task_repo, settings.cleanup_batch_size, interventions.forget_task),
+        cleanup=CleanupService(store, task_repo, settings.graph.cleanup_batch_size, interventions.forget_task),
         jobs=jobs,
         status=StatusService(
             store,
             task_repo,
             domains.state,
-            settings.scholarly_max_requests_per_task,
+            settings.academic.scholarly_max_requests_per_task,
             interventions.summary,
-            pair_budget=settings.task_pair_budget,
+            pair_budget=settings.pipeline.task_pair_budget,
             dangerous_pages=domains.dangerous_pages,
         ),
         domains=domains,
@@ -363,7 +433,7 @@ def build_http_app(services: Services, *, workers: bool = True, mcp: bool = True
 
     return create_app(
         services.operations,
-        services.settings,
+        services.settings.api,
         mcp_server=build_mcp_server(services) if mcp else None,
         background=services.running_workers if workers else None,
     )

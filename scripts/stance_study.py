@@ -130,10 +130,10 @@ def main() -> None:
     data = sets(args.shared, root)
     models = Models(settings)
     judge = TrainedStanceJudge(
-        settings.stance_model_dir, stance_base_path(settings), threads=settings.llm_threads, fitting=True
+        settings.models.stance_model_dir, stance_base_path(settings), threads=settings.models.llm_threads, fitting=True
     )
     judge.llm_judge = models.llm_questions()
-    path = settings.state_dir / "cache" / "stance_study.jsonl"
+    path = settings.paths.state_dir / "cache" / "stance_study.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     tag = f"{judge.artifact.sha256[:12]}:{judge.llm_judge.model_id}"
     cache: dict[str, list[float]] = {}

@@ -1,4 +1,4 @@
-"""Print the markdown table of docs/stance-variants.md from `lyra eval nli --json` outputs.
+"""Print the markdown table of docs/evaluation/stance-variants.md from `lyra eval nli --json` outputs.
 
     python scripts/stance_variants_table.py DIR VARIANT [VARIANT ...]
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, starts the managed *test* Neo4j (bolt 7688, http 7475,
-# separate from the demo's data), runs ruff (lint and format), mypy and pytest against it, and stops it again if it
-# started it. Extra arguments go to pytest. Fails when a check fails or when no test ran.
+# separate from the demo's data), runs ruff (lint and format), mypy, the strict docs build and pytest against it,
+# and stops it again if it started it. Extra arguments go to pytest. Fails when a check fails or when no test ran.
 # LYRA_TEST_INSTANCE=test2 (or any instance name) runs against another managed instance, e.g. for a second checkout.
-# LYRA_TEST_SETUP=0 skips the install step, LYRA_TEST_LINT=0 the ruff and mypy checks (`make test-integration`);
+# LYRA_TEST_SETUP=0 skips the install step, LYRA_TEST_LINT=0 the ruff and mypy checks (`make test-integration`,
+# `make test-models`);
 # LYRA_VENV names another virtual environment than .venv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,10 +28,12 @@ export LYRA_NEO4J_HTTP_URL=$browser_url
 export LYRA_REQUIRE_NEO4J=1
 
 if [ "${LYRA_TEST_LINT:-1}" = 1 ]; then
-  "$venv/bin/ruff" check lyra tests benchmarks
-  "$venv/bin/ruff" format --check lyra tests benchmarks
+  "$venv/bin/ruff" check lyra tests benchmarks scripts
+  "$venv/bin/ruff" format --check lyra tests benchmarks scripts
   "$venv/bin/mypy"
   "$venv/bin/mypy" benchmarks
+  # the documentation site: a broken link, a broken anchor or a page missing from the nav fails
+  NO_MKDOCS_2_WARNING=1 "$venv/bin/mkdocs" build --strict --quiet
 fi
 
 set +e

@@ -1,7 +1,7 @@
 // mode: write
 // The write floor of `python -m benchmarks.scale --floor`: new fragments written blindly, with no identity check (no MERGE on
 // text_hash, no check for an existing link), each linked to its page as a new fragment is; the labels, properties
-// and indexes are those of evidence/upsert_fragments. Not a write path of Lyra: it would break ADR-0005 (a known
+// and indexes are those of evidence/upsert_fragments. Not a write path of Lyra: it would break decision record 0002 (a known
 // text must keep its fragment) and exists only to show what the identity checks cost. Params: $rows as in
 // evidence/upsert_fragments
 UNWIND $rows AS row

@@ -1,5 +1,5 @@
 // mode: read
-// A claim's domains, as in domains/rejection_rates (seed 003 decision 18): the domains of the pages it was
+// A claim's domains, as in domains/rejection_rates (decision record 0008): the domains of the pages it was
 // extracted from, plus the domains it is a rejected source for (SOURCE_REJECTED). Domains that only give it
 // SUPPORTS/REFUTES evidence are not among them; a claim a person wrote has none but the latter. Used to re-check
 // those domains' rejection rates after the claim is rejected or restored. Params: $claim_id

@@ -1,5 +1,5 @@
 // mode: write
-// The rejection-rate mark (seed 003, L6 source verification: "TRUSTED以上: REJECTED マークのみ（自動降格なし）"): a
+// The rejection-rate mark (decision record 0008: categories above low are only marked, never demoted): a
 // domain that is not blocked automatically for its rejection rate (category above unverified/low, or Lyra's
 // pseudo-domain `local`) is marked while its combined claim rejection rate is above the threshold; the mark is
 // cleared when the rate falls back (a claim restored). While marked, the time of the mark is kept and the rate and

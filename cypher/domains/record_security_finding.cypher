@@ -1,8 +1,8 @@
 // mode: write
 // A dangerous pattern found in a document fetched for a task: the finding is kept (append-only) on the domain,
 // and the domain is a rejected source for every claim of the task (SOURCE_REJECTED, counted by the
-// security rejection rate of seed 003 decision 18).
-// Kept as it is under decision 18's "a domain's claims are the claims extracted from its pages": the hostile
+// security rejection rate of decision record 0008).
+// Kept as it is under decision record 0008's "a domain's claims are the claims extracted from its pages": the hostile
 // document is never read by a model, so no claim is ever extracted from it, and SOURCE_REJECTED is the only link
 // from the claims the finding rejects (get_materials: rejected / dangerous_pattern) to the domain that caused it.
 // That blame rests on the domain's own document, not on a person's judgement of a claim, so it holds for claims a

@@ -1,5 +1,5 @@
 // mode: read
-// Claim-based rejection rates per domain (seed 003 decision 18). A domain's claims are the claims extracted from
+// Claim-based rejection rates per domain (decision record 0008). A domain's claims are the claims extracted from
 // its pages, (Claim)-[:EXTRACTED_FROM]->(Fragment)-[:EXTRACTED_FROM]->(Page)-[:IN_DOMAIN]->(Domain), plus the
 // claims it is a rejected source for. Stance edges do not make a claim a domain's claim: a page that supports or
 // refutes a claim did not assert it (refuting a rejected hypothesis is right, not a fault), and a claim a person

@@ -1,7 +1,7 @@
 // mode: write
 // Claims are task-scoped: always new, labelled Claim and Task_<task_id>, hung under their Task. A claim extracted
 // from fragments (by the LLM) is linked to them in the same write: (Claim)-[:EXTRACTED_FROM]->(Fragment); through
-// (Fragment)-[:EXTRACTED_FROM]->(Page)-[:IN_DOMAIN]->(Domain) those are its source domains (seed 003 decision 18).
+// (Fragment)-[:EXTRACTED_FROM]->(Page)-[:IN_DOMAIN]->(Domain) those are its source domains (decision record 0008).
 // A claim a person wrote has no EXTRACTED_FROM. A new claim has no stance edge: its stored sums start at zero
 // (every Lyra write of its stance edges keeps them; see materials/claim_scores).
 // `linked` lets the caller check that every fragment was found.

@@ -9,8 +9,13 @@
 // nli_confidence_raw / nli_calibrator_version are set only when a calibrator mapped the judge's confidence.
 // Params: $claims = [{claim_id, edges: [{id, fragment_id, relation, nli_label, nli_confidence, nli_confidence_raw,
 //                                        nli_calibrator_version, source_domain_category, target_domain_category,
-//                                        cause_id, nli_evidence_sentence}]}]
+//                                        cause_id, nli_evidence_sentence, judge, instructions_version}]}]
 // nli_evidence_sentence: the premise sentence the judge found decisive (null when the judge does not read sentences).
+// judge / judge_rank / judged_at / instructions_version: these edges are the offline judge's (rank 0);
+// judge null is 'offline:import'.
+// A passage of a retracted paper (a page with retracted_at, see retractions/retract_edges) gets a retracted edge:
+// stored, shown, but left out of the claim's sums and counts. Higher judges replace them through judging/submit_judgments and
+// feedback/correct_edge, never through this statement.
 UNWIND $claims AS grp
 MATCH (c:Claim {id: grp.claim_id})
 CALL apoc.lock.nodes([c])
@@ -20,12 +25,18 @@ CALL (c, grp, known) {
   WITH row
     WHERE NOT row.fragment_id IN known
   MATCH (f:Fragment {id: row.fragment_id})
+  WITH row, f, EXISTS { (f)-[:EXTRACTED_FROM]->(rp:Page) WHERE rp.retracted_at IS NOT NULL } AS retracted
   CREATE (f)-[r:$(row.relation) {id: row.id, nli_label: row.nli_label, nli_confidence: row.nli_confidence,
-                                  edge_human_corrected: false, created_at: datetime()}]->(c)
+                                  edge_human_corrected: false, created_at: datetime(),
+                                  judge: coalesce(row.judge, 'offline:import'), judge_rank: 0, judged_at: datetime()}]->(c)
   SET r.nli_confidence_raw = row.nli_confidence_raw, r.nli_calibrator_version = row.nli_calibrator_version,
       r.source_domain_category = row.source_domain_category, r.target_domain_category = row.target_domain_category,
-      r.cause_id = row.cause_id, r.nli_evidence_sentence = row.nli_evidence_sentence
-  RETURN collect({id: row.id, relation: row.relation, weight: coalesce(toFloat(row.nli_confidence), 0.0)}) AS created
+      r.cause_id = row.cause_id, r.nli_evidence_sentence = row.nli_evidence_sentence,
+      r.instructions_version = row.instructions_version
+  FOREACH (_ IN CASE WHEN retracted THEN [1] ELSE [] END | SET r.retracted = true, r.retracted_at = datetime())
+  // a retracted edge is stored but counts for nothing (relation null in the sums)
+  RETURN collect({id: row.id, relation: CASE WHEN retracted THEN null ELSE row.relation END,
+                  weight: coalesce(toFloat(row.nli_confidence), 0.0)}) AS created
 }
 SET c.evidence_support_weight = c.evidence_support_weight
       + reduce(s = 0.0, e IN created | s + CASE e.relation WHEN 'SUPPORTS' THEN e.weight ELSE 0.0 END),

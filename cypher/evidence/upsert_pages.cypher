@@ -1,5 +1,5 @@
 // mode: write
-// Pages are global (ADR-0005): a page already known by DOI, else by URL, keeps its id; otherwise it is created.
+// Pages are global (decision record 0002): a page already known by DOI, else by URL, keeps its id; otherwise it is created.
 // A page found again keeps its values; missing title, year, venue or DOI are filled in.
 // Each page is linked to its Domain, created on first sight with its category.
 // Params: $rows = [{id, url, doi, title, domain, domain_category, year, venue, page_type}]

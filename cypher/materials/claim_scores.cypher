@@ -1,7 +1,8 @@
 // mode: read
-// The only statement that computes claim confidence (seed 003 decision 13). Per claim: alpha/beta (Beta(1,1) prior,
+// The only statement that computes claim confidence (decision record 0003). Per claim: alpha/beta (Beta(1,1) prior,
 // SUPPORTS → alpha, REFUTES → beta, weight nli_confidence or 1.0 when human-corrected, NEUTRAL adds nothing) and
-// the three counts. A claim Lyra wrote carries these sums (evidence_support_weight, evidence_refute_weight,
+// the three counts. An edge with `retracted: true` (its passage comes from a retracted paper, see
+// retractions/retract_edges) is left out of the weights and the counts, exactly as if it were absent. A claim Lyra wrote carries these sums (evidence_support_weight, evidence_refute_weight,
 // evidence_supports, evidence_refutes, evidence_neutrals), kept by every Lyra write of its stance edges in the same
 // transaction, so they are read from the node; a claim missing any of them (written by plain Cypher, or before the
 // sums existed) is aggregated from its edges here, exactly as the sums are defined. The claims: those of
@@ -25,7 +26,7 @@ CALL (c, stored) {
   // only for a claim without stored sums: one pass over its edges
   WITH c WHERE stored IS NULL
   OPTIONAL MATCH (c)<-[r:SUPPORTS|REFUTES|NEUTRAL]-()
-  WITH type(r) AS rel, CASE WHEN r.edge_human_corrected = true THEN 1.0 ELSE toFloat(r.nli_confidence) END AS weight
+  WITH CASE WHEN r.retracted = true THEN null ELSE type(r) END AS rel, CASE WHEN r.edge_human_corrected = true THEN 1.0 ELSE toFloat(r.nli_confidence) END AS weight
   RETURN [sum(CASE rel WHEN 'SUPPORTS' THEN weight ELSE 0.0 END),
           sum(CASE rel WHEN 'REFUTES' THEN weight ELSE 0.0 END),
           count(CASE rel WHEN 'SUPPORTS' THEN 1 END),

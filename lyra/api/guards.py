@@ -1,4 +1,4 @@
-"""HTTP guards in front of every route (issue 28 item 5): one ``Host`` / ``Authorization`` / ``Origin`` header per
+"""HTTP guards in front of every route (decision record 0014): one ``Host`` / ``Authorization`` / ``Origin`` header per
 request, and the JSON-RPC checks the MCP SDK's streamable HTTP transport leaves out (a request id of the wrong
 type, a clear answer when the session cap is reached).
 

@@ -29,7 +29,7 @@ from lyra.bench.confidence import build_synthetic_task
 from lyra.bootstrap import Services
 from lyra.models.api import MATERIALS_PAGE_MAX, GetMaterialsRequest, GetStatusRequest, MaterialsOptions
 
-TARGET_P95_MS = 150.0  # issue 14: get_materials for 1k claims / 20k edges, p95 in process
+TARGET_P95_MS = 150.0  # the scale target: get_materials for 1k claims / 20k edges, p95 in process
 
 
 class Latency(BaseModel):
@@ -181,7 +181,7 @@ def run_api_bench(
         small_all = time_calls(lambda: ops.get_materials(everything), runs)
 
         port = _free_port()
-        log = services.settings.state_dir / "bench_api_serve.log"
+        log = services.settings.paths.state_dir / "bench_api_serve.log"
         log.parent.mkdir(parents=True, exist_ok=True)
         process = _serve(port, log)
         try:

@@ -83,7 +83,7 @@ class CitationBenchResult(BaseModel):
     stage1_top_k: int
     stage2_top_k: int
     llm: bool
-    stage2_rater: str = "llm-scale"  # the rater before issue 25 (results recorded before the field existed)
+    stage2_rater: str = "llm-scale"  # the earlier default rater (results recorded before the field existed)
     corpus_candidates: int  # neighbours of the source papers in the corpus
     corpus_candidates_with_abstract: int  # in at least one API's view
     embedder_load_seconds: float
@@ -145,7 +145,11 @@ def _citation_run(
     with services.academic(None, settings=api_settings) as academic:
         if not llm:
             academic.filter = CitationFilter(
-                api_settings, services.models.embedder, lambda: None, api_settings.prompts_dir
+                api_settings.academic,
+                services.models.embedder,
+                lambda: None,
+                api_settings.paths.prompts_dir,
+                ranker=services.ingest.ranker,
             )
         run = AcademicRun()
         start = time.perf_counter()
@@ -233,9 +237,9 @@ def run_citation_bench(
                 **replay.settings_overrides(),
                 "scholarly_cache_path": Path(state) / "scholarly.sqlite",
                 "citation_top_n_papers": len(source_dois),
-                "citation_candidates_per_paper": max(candidates, bench_settings.citation_candidates_per_paper),
+                "citation_candidates_per_paper": max(candidates, bench_settings.academic.citation_candidates_per_paper),
                 "citation_stage1_top_k": stage1_top_k,
-                "citation_stage2_rater": rater or bench_settings.citation_stage2_rater,
+                "citation_stage2_rater": rater or bench_settings.academic.citation_stage2_rater,
                 "s2_requests_per_second": API_REQUESTS_PER_SECOND,
                 "openalex_requests_per_second": API_REQUESTS_PER_SECOND,
             }
@@ -251,8 +255,10 @@ def run_citation_bench(
             services.models.embedder.embed(["warm-up"])  # model load, outside the timed stages
             embedder_load = time.perf_counter() - start
             llm_load = 0.0
-            llm_rater = llm and api_settings.citation_stage2_rater.startswith("llm")
-            if llm_rater or bench_settings.nli_backend == "llm" or bench_settings.stance_use_llm:  # Stage 2, the judge
+            llm_rater = llm and api_settings.academic.citation_stage2_rater.startswith("llm")
+            if (
+                llm_rater or bench_settings.models.nli_backend == "llm" or bench_settings.models.stance_use_llm
+            ):  # Stage 2, the judge
                 start = time.perf_counter()
                 services.models.llm.generate_json(
                     [{"role": "user", "content": "Answer with a usefulness of 5."}],
@@ -282,9 +288,9 @@ def run_citation_bench(
         candidates_per_source=candidates,
         seed=seed,
         stage1_top_k=stage1_top_k,
-        stage2_top_k=api_settings.citation_stage2_top_k,
+        stage2_top_k=api_settings.academic.citation_stage2_top_k,
         llm=llm,
-        stage2_rater=api_settings.citation_stage2_rater,
+        stage2_rater=api_settings.academic.citation_stage2_rater,
         corpus_candidates=corpus_candidates,
         corpus_candidates_with_abstract=with_abstract,
         embedder_load_seconds=embedder_load,

@@ -254,15 +254,15 @@ def run_fetch_bench(
             gate = services.domains
             modes: list[FetchMode] = []
             off = bench_settings.model_copy(update={"web_robots_txt": False})
-            with WebFetcher(off, gate=Unthrottled(gate), resolver=resolve_locally) as fetcher:
+            with WebFetcher.from_settings(off, gate=Unthrottled(gate), resolver=resolve_locally) as fetcher:
                 mode, outcomes = _run_mode("httpx, politeness off", fetcher, web, urls, workers, None)
                 modes.append(mode)
             qps = gate.decide(f"site00.{DOMAIN_SUFFIX}").qps
-            with WebFetcher(bench_settings, gate=gate, resolver=resolve_locally) as fetcher:
+            with WebFetcher.from_settings(bench_settings, gate=gate, resolver=resolve_locally) as fetcher:
                 modes.append(_run_mode("httpx, politeness on", fetcher, web, urls, workers, qps)[0])
-            if browser_pages and bench_settings.chromium_path.exists():
+            if browser_pages and bench_settings.web.chromium_path.exists():
                 browser = off.model_copy(update={"web_browser": "always"})
-                with WebFetcher(browser, gate=Unthrottled(gate), resolver=resolve_locally) as fetcher:
+                with WebFetcher.from_settings(browser, gate=Unthrottled(gate), resolver=resolve_locally) as fetcher:
                     fetcher.fetch(urls[0])  # chromium's start, outside the timed run
                     subset = urls[1 : browser_pages + 1]
                     modes.append(_run_mode("chromium, politeness off", fetcher, web, subset, workers, None)[0])

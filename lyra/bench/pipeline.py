@@ -20,7 +20,7 @@ from pathlib import Path
 from pydantic import BaseModel, SecretStr
 
 from lyra.bootstrap import Services, build_services
-from lyra.core.settings import Settings
+from lyra.core.settings import ExperimentSettings, Settings, load_experiment_settings
 from lyra.graph.connection import resolve_connection
 from lyra.ml.factory import Models, judge_settings
 from lyra.ml.protocols import NLIJudge
@@ -93,11 +93,18 @@ def write_synthetic_corpus(folder: Path, passages: int, seed: int = 5) -> None:
         (folder / f"part_{start // per_file:03d}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def time_cold_judge(models: Models, settings: Settings, name: str, pairs: Sequence[tuple[str, str]]) -> JudgeCost:
-    """Judge ``pairs`` with a new judge of ``settings`` (its state folder: a fresh, empty one, so no answer or
-    verdict is cached), sharing ``models``' loaded LLM and embedder, and count what it cost."""
+def time_cold_judge(
+    models: Models,
+    settings: Settings,
+    experiment: ExperimentSettings,
+    name: str,
+    pairs: Sequence[tuple[str, str]],
+) -> JudgeCost:
+    """Judge ``pairs`` with a new judge of ``settings`` and the variant switches ``experiment`` (its state folder:
+    a fresh, empty one, so no answer or verdict is cached), sharing ``models``' loaded LLM and embedder, and count
+    what it cost."""
     with tempfile.TemporaryDirectory(prefix="lyra-cold-") as state:
-        cold = models.sharing(settings.model_copy(update={"state_dir": Path(state)}))
+        cold = models.sharing(settings.model_copy(update={"state_dir": Path(state)}), experiment)
         judge: NLIJudge = cold.stance_judge()
         usage = getattr(cold.llm, "usage", None) if _uses_llm(settings) else None
         before = usage.snapshot() if usage is not None else None
@@ -108,7 +115,7 @@ def time_cold_judge(models: Models, settings: Settings, name: str, pairs: Sequen
         stats = getattr(judge, "stats", None)
     n = max(len(pairs), 1)
     share = stats.llm_pairs / max(stats.pairs, 1) if stats is not None else None
-    if spent is None and settings.nli_backend == "trained" and not settings.stance_use_llm:
+    if spent is None and settings.models.nli_backend == "trained" and not settings.models.stance_use_llm:
         share = 0.0
     return JudgeCost(
         judge=name,
@@ -154,9 +161,10 @@ def run_pipeline_bench(
             # the same pairs again through a fresh judge with cold caches: the raw judge in this run
             rows = services.store.run("evidence/task_pairs", {"task_id": task_id})
             pairs = [(r["premise"], r["hypothesis"]) for r in rows][:judge_pairs]
-            judges = [time_cold_judge(services.models, bench_settings, "configured", pairs)]
+            experiment = load_experiment_settings()
+            judges = [time_cold_judge(services.models, bench_settings, experiment, "configured", pairs)]
             judges += [
-                time_cold_judge(services.models, judge_settings(bench_settings, variant), variant, pairs)
+                time_cold_judge(services.models, *judge_settings(bench_settings, variant, experiment), variant, pairs)
                 for variant in compare
             ]
             services.cleanup.cleanup(task_id, "hard")
@@ -186,4 +194,6 @@ def run_pipeline_bench(
 
 
 def _uses_llm(settings: Settings) -> bool:
-    return settings.nli_backend == "llm" or (settings.nli_backend == "trained" and settings.stance_use_llm)
+    return settings.models.nli_backend == "llm" or (
+        settings.models.nli_backend == "trained" and settings.models.stance_use_llm
+    )

@@ -9,6 +9,7 @@ import typer
 from lyra.cli import explore, server, tasks, trust
 from lyra.cli.bench import bench_app
 from lyra.cli.evaluate import eval_app
+from lyra.cli.judging import judge_app
 from lyra.cli.learn import learn_app
 from lyra.cli.train import train_app
 
@@ -21,12 +22,14 @@ app.add_typer(eval_app, name="eval")
 app.add_typer(bench_app, name="bench")
 app.add_typer(train_app, name="train")
 app.add_typer(learn_app, name="learn")
+app.add_typer(judge_app, name="judge")
 
 app.command("demo")(tasks.demo)
 app.command("ingest")(tasks.ingest)
 app.command("research")(tasks.research)
 app.command("materials")(tasks.materials)
 app.command("report")(tasks.report)
+app.command("export")(tasks.export)
 app.command("search")(explore.search)
 app.command("feedback")(trust.feedback)
 app.command("check-domain")(trust.check_domain)

@@ -150,7 +150,7 @@ def bench_pipeline(
     from lyra.bench.pipeline import run_pipeline_bench, write_synthetic_corpus
 
     settings = settings_from_env()
-    corpus = settings.examples_dir / "corpus"
+    corpus = settings.paths.examples_dir / "corpus"
     claims = [q["claim"] for q in json.loads((corpus / "questions.json").read_text(encoding="utf-8"))]
     results = [run_pipeline_bench(settings, corpus, claims, "demo corpus", compare, judge_pairs)]
     if synthetic:

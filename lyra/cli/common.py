@@ -19,9 +19,11 @@ from rich.table import Table
 
 from lyra.core.errors import ConfigError, LyraError
 
-if TYPE_CHECKING:  # imported where used: `lyra --help` stays fast (tests/unit/test_cli_startup.py)
+if TYPE_CHECKING:  # imported where used: `lyra --help` stays fast (tests/unit/cli/test_cli_startup.py)
+    from pydantic import ValidationError
+
     from lyra.bootstrap import Services
-    from lyra.core.settings import Settings
+    from lyra.core.settings import ExperimentSettings, Settings
     from lyra.models.api import JobInfo, Materials, Target
     from lyra.models.ingest import IngestReport
     from lyra.services.operations import Operations
@@ -46,20 +48,41 @@ def settings_from_env(**overrides: Any) -> Settings:
 
     from lyra.core.logging import configure_logging
     from lyra.core.settings import load_settings
-    from lyra.models.validation import error_message
 
     try:
         settings = load_settings(**{k: v for k, v in overrides.items() if v is not None})
     except ValidationError as exc:
-        first = exc.errors()[0]
-        name = ".".join(str(p) for p in first.get("loc", ())) or "settings"
-        variable = name if name.isupper() else f"LYRA_{name.upper()}"  # NEO4J_URI, OLLAMA_HOST: their own names
-        raise ConfigError(
-            f"setting {name}: {error_message(first.get('msg', 'invalid'))}",
-            hint=f"check {variable} in the environment",
-        ) from None
+        raise setting_error(exc) from None
     configure_logging(settings.log_level)
     return settings
+
+
+def experiment_from_env(**overrides: Any) -> ExperimentSettings:
+    """The experiment switches (`lyra eval`, `lyra bench`) from the environment plus overrides; a bad value is a
+    ConfigError."""
+    from pydantic import ValidationError
+
+    from lyra.core.settings import load_experiment_settings
+
+    try:
+        return load_experiment_settings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as exc:
+        raise setting_error(exc) from None
+
+
+def setting_error(exc: ValidationError) -> ConfigError:
+    """The first error of a settings validation, naming the setting and the variable to check."""
+    from lyra.core.settings import env_variable
+    from lyra.models.validation import error_message
+
+    first = exc.errors()[0]
+    loc = tuple(first.get("loc", ()))
+    variable = env_variable(loc)  # LYRA_<FIELD>; NEO4J_URI, OLLAMA_HOST: their own names
+    field = str(loc[-1]) if loc else "settings"
+    name = field if variable.startswith("LYRA_") or " " in variable else variable
+    return ConfigError(
+        f"setting {name}: {error_message(first.get('msg', 'invalid'))}", hint=f"check {variable} in the environment"
+    )
 
 
 def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:

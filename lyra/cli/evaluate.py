@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 from rich.progress import Progress
 from rich.table import Table
 
-from lyra.cli.common import err, handle_errors, out, settings_from_env
+from lyra.cli.common import err, experiment_from_env, handle_errors, out, settings_from_env
 
 if TYPE_CHECKING:  # the evaluation (numpy, the models) is imported where used: `lyra --help` stays fast
     from lyra.services.evaluation import Split
@@ -38,10 +38,17 @@ def eval_fit_stance(
     from lyra.services.evaluation import fit_stance_combiner
 
     settings = settings_from_env()
+    experiment = experiment_from_env()
     with Progress(console=err, transient=True) as bar:
         task = bar.add_task("features", total=None)
         count = fit_stance_combiner(
-            settings, None if no_set else dataset, train, output, progress=lambda n: bar.advance(task, n), role=role
+            settings,
+            None if no_set else dataset,
+            train,
+            output,
+            progress=lambda n: bar.advance(task, n),
+            role=role,
+            experiment=experiment,
         )
     out.print(f"wrote {output} ({count} training pairs)")
 
@@ -72,19 +79,24 @@ def eval_nli(
     chosen = splits[split]
     from lyra.services.evaluation import LABELS, evaluate_judge, judge_settings
 
-    settings = settings_from_env(stance_mode=mode, stance_calibrate=False if no_calibration else None)
-    overrides: dict[str, Any] = {}
+    settings = settings_from_env()
+    experiment = experiment_from_env(stance_mode=mode, stance_calibrate=False if no_calibration else None)
     if no_gate:
-        overrides["stance_relevance_gate"] = None
+        settings = settings.model_copy(update={"stance_relevance_gate": None})
     if whole_premise:
-        overrides["stance_premise_sentences"] = None
-    settings = settings.model_copy(update=overrides)
+        experiment = experiment.model_copy(update={"stance_premise_sentences": None})
     if judge is not None:
-        settings = judge_settings(settings, judge)
+        settings, experiment = judge_settings(settings, judge, experiment)
     with Progress(console=err, transient=True) as bar:
         task = bar.add_task("judging", total=None)
         result = evaluate_judge(
-            settings, dataset, chosen, limit, progress=lambda n: bar.advance(task, n), per_label=per_label
+            settings,
+            dataset,
+            chosen,
+            limit,
+            progress=lambda n: bar.advance(task, n),
+            per_label=per_label,
+            experiment=experiment,
         )
     if as_json:
         print(result.model_dump_json(indent=2))

@@ -9,7 +9,7 @@ import typer
 from lyra.cli.common import InstanceOption, err, handle_errors, open_services, out, settings_from_env
 from lyra.core.errors import ConfigError
 
-if TYPE_CHECKING:  # imported where used: `lyra --help` stays fast (tests/unit/test_cli_startup.py)
+if TYPE_CHECKING:  # imported where used: `lyra --help` stays fast (tests/unit/cli/test_cli_startup.py)
     from lyra.services.admin import ManagedNeo4j
 
 neo4j_app = typer.Typer(help="Run the managed local Neo4j (used when NEO4J_URI is not set).", no_args_is_help=True)
@@ -83,7 +83,7 @@ def models_install() -> None:
 
 def start_managed_if_needed(instance: str | None = None) -> None:
     server = _managed(instance)
-    if not server.settings.neo4j_uri:
+    if not server.settings.neo4j.neo4j_uri:
         err.print("starting the managed Neo4j (reused when already running; the first run fetches the jars) ...")
         server.start_if_needed()
 
@@ -101,16 +101,18 @@ def serve(
     from lyra.core.net import is_loopback
 
     settings = settings_from_env(api_host=host, api_port=port)
-    if not is_loopback(settings.api_host) and settings.api_token is None:
+    if not is_loopback(settings.api.api_host) and settings.api.api_token is None:
         raise ConfigError(
-            f"refusing to listen on {settings.api_host}: a non-loopback address needs LYRA_API_TOKEN",
+            f"refusing to listen on {settings.api.api_host}: a non-loopback address needs LYRA_API_TOKEN",
             hint="set LYRA_API_TOKEN (clients send 'Authorization: Bearer <token>'), or bind to 127.0.0.1",
         )
     start_managed_if_needed()
     with open_services(settings) as services:
         api = build_http_app(services, workers=workers)
-        err.print(f"Lyra on http://{settings.api_host}:{settings.api_port}  (REST /api/v1, docs /docs, MCP /mcp)")
-        uvicorn.run(api, host=settings.api_host, port=settings.api_port, log_level="warning", access_log=False)
+        err.print(
+            f"Lyra on http://{settings.api.api_host}:{settings.api.api_port}  (REST /api/v1, docs /docs, MCP /mcp)"
+        )
+        uvicorn.run(api, host=settings.api.api_host, port=settings.api.api_port, log_level="warning", access_log=False)
 
 
 @handle_errors

@@ -46,10 +46,13 @@ from lyra.models.api import (
     TargetOptions,
     TaskConfig,
 )
+from lyra.models.export import ExportRequest
 from lyra.models.ingest import IngestReport, IngestRequest, ResearchRequest, ResearchStart
+from lyra.models.refresh import RefreshRequest
+from lyra.models.timeline import GetChangesRequest, GetClaimTimelineRequest
 from lyra.models.validation import parse_one
 
-if TYPE_CHECKING:  # imported where used: `lyra --help` stays fast (tests/unit/test_cli_startup.py)
+if TYPE_CHECKING:  # imported where used: `lyra --help` stays fast (tests/unit/cli/test_cli_startup.py)
     from lyra.core.settings import Settings
     from lyra.services.operations import Operations
 
@@ -120,8 +123,8 @@ def task_cleanup(
     task_id: str,
     mode: str = typer.Option("soft", "--mode", help="soft: the task, its claims, edges and jobs; hard: also orphans"),
 ) -> None:
-    """Stop a task's jobs and clean it up (ADR-0005): soft removes the task's claims, stance edges and jobs; hard
-    also the fragments and pages no other task uses. (The MCP/REST `stop_task` with cleanup.)"""
+    """Stop a task's jobs and clean it up (decision record 0002): soft removes the task's claims, stance edges and jobs;
+    hard also the fragments and pages no other task uses. (The MCP/REST `stop_task` with cleanup.)"""
     if mode not in ("soft", "hard"):
         raise typer.BadParameter("must be 'soft' or 'hard'", param_hint="--mode")
     cleanup: Literal["soft", "hard_orphans_only"] = "soft" if mode == "soft" else "hard_orphans_only"
@@ -142,6 +145,21 @@ def task_judge_remaining(
     with operations() as ops, ingest_progress() as progress:
         result = ops.judge_remaining(request, progress)
     out.print_json(result.model_dump_json())
+
+
+@task_app.command("refresh")
+@handle_errors
+def task_refresh(
+    task_id: str,
+    max_targets: int = typer.Option(20, "--max-targets", help="queue at most this many earlier targets again"),
+    max_pages: int = typer.Option(200, "--max-pages", help="check the retraction status of at most this many pages"),
+) -> None:
+    """Refresh a task: read the retraction status of its DOI pages fresh (a retracted paper's evidence stops
+    counting; concerns and corrections are shown) and queue its earlier queries, URLs and DOIs again as jobs that
+    `lyra serve` runs. `lyra task changes` then says what moved and why. (MCP/REST refresh_task.)"""
+    request = parse_one(RefreshRequest, {"task_id": task_id, "max_targets": max_targets, "max_pages": max_pages})
+    with operations() as ops:
+        out.print_json(ops.refresh_task(request).model_dump_json())
 
 
 @task_app.command("queue-references")
@@ -268,6 +286,93 @@ def materials(
             return
         result = _materials(ops, task_id, 0)
     out.print(materials_table(result))
+
+
+@task_app.command("changes")
+@handle_errors
+def task_changes(
+    task_id: str,
+    since_run: str | None = typer.Option(None, "--since-run", help="a run id: the changes from that run on"),
+    since: str | None = typer.Option(None, "--since", help="an ISO 8601 time with a zone, e.g. 2026-11-01T00:00Z"),
+    as_json: bool = typer.Option(False, "--json", help="print the same JSON as MCP/REST get_changes"),
+) -> None:
+    """What moved each claim since a run or a moment (default: the latest run), and why (get_changes)."""
+    request = parse_one(GetChangesRequest, {"task_id": task_id, "since_run": since_run, "since": since})
+    with operations() as ops:
+        changes = ops.get_changes(request)
+    if as_json:
+        sys.stdout.write(changes.model_dump_json(indent=1) + "\n")
+        return
+    out.print(f"[bold]{task_id}[/]: changes since {changes.since or 'the beginning'}; {len(changes.runs)} run(s)")
+    if not changes.claims:
+        out.print(f"no claim moved ({changes.unchanged} unchanged)")
+    for claim in changes.claims:
+        before = f"{claim.before.confidence:.3f}" if claim.before else "new" if claim.new_claim else "-"
+        crossed = f"  [yellow]{', '.join(claim.crossed)}[/]" if claim.crossed else ""
+        out.print(
+            f"{escape(claim.text)}: {before} -> {claim.now.confidence:.3f} ({claim.confidence_change:+.3f}){crossed}"
+        )
+        for cause in claim.causes[:5]:
+            what = cause.relation or ""
+            if cause.previous_relation:
+                what = f"{cause.previous_relation} -> {what}"
+            page = cause.page.url if cause.page and cause.page.url else ""
+            out.print(f"    {cause.at}  {cause.kind} {what} {cause.judge or ''} {escape(page)}".rstrip())
+        if len(claim.causes) > 5:
+            out.print(f"    ... {len(claim.causes) - 5} more cause(s): --json lists them")
+
+
+@task_app.command("timeline")
+@handle_errors
+def task_timeline(
+    task_id: str,
+    claim_id: str,
+    limit: int = typer.Option(200, "--limit", help="at most this many events"),
+    as_json: bool = typer.Option(False, "--json", help="print the same JSON as MCP/REST get_claim_timeline"),
+) -> None:
+    """Everything that happened to one claim, newest first (get_claim_timeline)."""
+    request = parse_one(GetClaimTimelineRequest, {"task_id": task_id, "claim_id": claim_id, "limit": limit})
+    with operations() as ops:
+        timeline = ops.get_claim_timeline(request)
+    if as_json:
+        sys.stdout.write(timeline.model_dump_json(indent=1) + "\n")
+        return
+    out.print(f"[bold]{escape(timeline.text)}[/] ({timeline.total} events)")
+    for event in timeline.events:
+        detail = ", ".join(f"{k}={v}" for k, v in event.detail.items() if not isinstance(v, dict | list))
+        out.print(f"  {event.at}  {event.kind}: {escape(detail)}")
+
+
+@handle_errors
+def export(
+    task_id: str,
+    fmt: str = typer.Option(..., "--format", "-f", help="csv, csl-json, bibtex, ris or markdown"),
+    output: Path | None = typer.Option(None, "--out", "-o", help="write to this file (default: standard output)"),
+    no_neutral: bool = typer.Option(False, "--no-neutral", help="leave NEUTRAL evidence out"),
+    reveal_flagged: bool = typer.Option(False, "--reveal-flagged", help="include source text the scanner flagged"),
+) -> None:
+    """Export a task's evidence: CSV for a spreadsheet, CSL-JSON / BibTeX / RIS for a reference manager,
+    Markdown to read (export_evidence)."""
+    request = parse_one(
+        ExportRequest,
+        {"task_id": task_id, "format": fmt, "include_neutral": not no_neutral, "reveal_flagged": reveal_flagged},
+    )
+    with operations() as ops:
+        result = ops.export_evidence(request)
+    if output is None:
+        sys.stdout.write(result.content)
+        sys.stdout.flush()
+    else:
+        output.write_text(result.content, encoding="utf-8")
+    note = f" ({result.withheld} flagged source texts withheld)" if result.withheld else ""
+    err.print(
+        f"exported {result.claims} claims, {result.evidence_items} evidence items, {result.sources} sources as "
+        f"{result.format}" + (f" to {output}" if output else "") + note
+    )
+    if result.evidence_truncated_claims:
+        err.print(
+            f"[yellow]{len(result.evidence_truncated_claims)} claim(s) have more evidence than one export lists[/]"
+        )
 
 
 @handle_errors
@@ -397,7 +502,7 @@ def demo(
     if scholarly:
         _scholarly_demo(settings)
         return
-    corpus = settings.examples_dir / "corpus"
+    corpus = settings.paths.examples_dir / "corpus"
     questions = json.loads((corpus / "questions.json").read_text(encoding="utf-8"))
     with operations(settings) as ops:
         if ops.task_exists(DEMO_TASK):  # pages and fragments stay; claims, edges and jobs are rebuilt
@@ -429,10 +534,10 @@ def _scholarly_demo(settings: Settings) -> None:
         local_scholarly_apis,
     )
 
-    corpus = settings.examples_dir / "scholarly" / "corpus.json"
+    corpus = settings.paths.examples_dir / "scholarly" / "corpus.json"
     with local_scholarly_apis(corpus) as overrides:
         out.print(f"local Semantic Scholar / OpenAlex answering from {corpus} at {overrides['s2_url']}")
-        cache = settings.state_dir / "cache" / "demo_scholarly.sqlite"
+        cache = settings.paths.state_dir / "cache" / "demo_scholarly.sqlite"
         # 12 papers only: Stage 2 keeps 5 (not 10) so the cut, and the reference candidates it leaves, show
         api_settings = settings.model_copy(
             update={**overrides, "scholarly_cache_path": cache, "citation_stage2_top_k": 5}

@@ -15,10 +15,10 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from lyra.cli.common import err, handle_errors, out, settings_from_env
+from lyra.cli.common import err, experiment_from_env, handle_errors, out, settings_from_env
 
 # The trainer's choices, spelled out so that `lyra train --help` does not import it (numpy, torch); the unit test
-# tests/unit/test_cli_startup.py checks them against lyra.services.training and lyra.ml.stance_judge.
+# tests/unit/cli/test_cli_startup.py checks them against lyra.services.training and lyra.ml.stance_judge.
 DEFAULT_LLM_FEATURES = "yes-no+verdict-logits"
 LLM_FEATURE_SETS = ("yes-no", "yes-no+verdict", "yes-no+verdict-logits", "verdict-logits-only")
 
@@ -118,6 +118,7 @@ def train_stance_command(
             extra_calibration=extra_calibration,
             llm_features=llm_features,
             fever=fever_file if fever_pairs else None,
+            experiment=experiment_from_env(),
         )
     out.print(
         f"wrote {summary.output}: {summary.artifact_bytes / 1e6:.1f} MB, sha256 {summary.artifact_sha256[:16]}…; "

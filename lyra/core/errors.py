@@ -1,6 +1,6 @@
 """One exception root for everything Lyra raises on purpose.
 
-Tree (``code`` in brackets; tests/unit/test_errors.py checks that this tree and the classes agree)::
+Tree (``code`` in brackets; tests/unit/core/test_errors.py checks that this tree and the classes agree)::
 
     LyraError [lyra_error]
     ├── ConfigError [config_error]                      settings, configuration files or environment are unusable
@@ -14,6 +14,7 @@ Tree (``code`` in brackets; tests/unit/test_errors.py checks that this tree and 
     ├── NotFoundError [not_found]                       a named object (task, claim, edge, view...) does not exist
     ├── ConflictError [conflict]                        the request clashes with what is stored
     │   ├── BudgetExhausted [budget_exhausted]          the task used its page or time budget
+    │   ├── RateLimited [rate_limited]                  a per-task rate limit was reached (retry later)
     │   ├── JobCancelled [job_cancelled]                a running job saw a stop request
     │   └── InvalidGraphDataError [invalid_graph_data]  a node holds data Lyra cannot read (written by another tool)
     ├── UnavailableError [unavailable]                  something Lyra depends on cannot serve now
@@ -119,6 +120,12 @@ class ConflictError(LyraError):
 
 class BudgetExhausted(ConflictError):
     code = "budget_exhausted"
+
+
+class RateLimited(ConflictError):
+    """A per-task rate limit was reached (e.g. assistant judgments per minute); waiting and retrying succeeds."""
+
+    code = "rate_limited"
 
 
 class JobCancelled(ConflictError):

@@ -19,7 +19,7 @@ def split_sentences(text: str) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- questions are not claims
-# A claim is a statement the stance judge can find supported or refuted; a question is neither (issue 25 item 6).
+# A claim is a statement the stance judge can find supported or refuted; a question is neither (decision record 0010).
 # Auxiliary verbs that open a yes/no question ("Does microcredit raise consumption"). Left out because a statement
 # may open with them: "may" (the month), "will" (a name), "be", "must"/"need" (rarely a question opener).
 _QUESTION_AUXILIARIES = frozenset(

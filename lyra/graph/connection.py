@@ -42,15 +42,15 @@ class ConnectionInfo:
 
 def resolve_connection(settings: Settings) -> tuple[ConnectionInfo, str]:
     """Return where to connect and the password to use."""
-    if settings.neo4j_uri:
-        if settings.neo4j_password is None:
+    if settings.neo4j.neo4j_uri:
+        if settings.neo4j.neo4j_password is None:
             raise ConfigError("NEO4J_URI is set but NEO4J_PASSWORD is not")
         browser = None
-        host = settings.neo4j_uri.split("://", 1)[1].split(":", 1)[0].split("/", 1)[0]
+        host = settings.neo4j.neo4j_uri.split("://", 1)[1].split(":", 1)[0].split("/", 1)[0]
         if host in ("127.0.0.1", "localhost"):
             browser = f"http://{host}:7474/browser/"
-        info = ConnectionInfo(settings.neo4j_uri, settings.neo4j_username, False, browser)
-        return info, settings.neo4j_password.get_secret_value()
+        info = ConnectionInfo(settings.neo4j.neo4j_uri, settings.neo4j.neo4j_username, False, browser)
+        return info, settings.neo4j.neo4j_password.get_secret_value()
     local = LocalNeo4j(settings)
     if local.pid() is None:
         raise GraphUnavailableError(
@@ -75,9 +75,9 @@ def bind_neomodel(driver: neo4j.Driver, settings: Settings) -> None:
     """Point neomodel's process-wide connection at ``driver`` (it shares it and never closes it), with
     GraphStore's database, query timeout, slow-query threshold and error translation."""
     config = neomodel_config()
-    config.database_name = settings.neo4j_database
-    config.transaction_timeout = settings.query_timeout
-    instrument_neomodel(settings.slow_query_seconds)
+    config.database_name = settings.neo4j.neo4j_database
+    config.transaction_timeout = settings.graph.query_timeout
+    instrument_neomodel(settings.graph.slow_query_seconds)
     neomodel_db.set_connection(driver=driver)
 
 

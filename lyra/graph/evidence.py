@@ -2,7 +2,7 @@
 
 Every input list is validated in full (and its references checked) before the first write, so bad
 input writes nothing. Writes go out as batched ``UNWIND`` statements from ``cypher/evidence/``;
-re-discovered pages and fragments keep their existing ids (ADR-0005), claims and edges are new.
+re-discovered pages and fragments keep their existing ids (decision record 0002), claims and edges are new.
 """
 
 from __future__ import annotations
@@ -54,8 +54,8 @@ PAGE_FILLED_FIELDS = ("doi", "title", "year", "venue")
 
 
 def page_groups(pages: Sequence[PageIn]) -> list[list[int]]:
-    """ADR-0005 inside one input: indexes of the rows that are one page (sharing a DOI or a URL, also through each
-    other), in the order of their first row."""
+    """decision record 0002 inside one input: indexes of the rows that are one page (sharing a DOI or a URL, also
+    through each other), in the order of their first row."""
     return linked_groups([[f"url:{p.url}"] + ([f"doi:{p.doi}"] if p.doi else []) for p in pages])
 
 
@@ -223,6 +223,8 @@ class EvidenceRepository:
                 "target_domain_category": e.target_domain_category,
                 "cause_id": e.cause_id,
                 "nli_evidence_sentence": e.nli_evidence_sentence,
+                "judge": e.judge,
+                "instructions_version": e.instructions_version,
             }
             for e in items
         ]

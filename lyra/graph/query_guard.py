@@ -208,9 +208,9 @@ BUILTIN_FUNCTIONS: frozenset[str] = frozenset(
 # The APOC functions the door allows, each pure (no I/O, no Cypher of its own, no writes) and doing work linear
 # (or n log n) in the size of its arguments. Neo4j checks neither its transaction timeout nor its memory limit
 # inside one function call, so a function whose work or result can outgrow its input ran on and filled the heap
-# (issue 28); those are left out (DROPPED_FUNCTIONS says why) or, for the few whose size is one argument, allowed
-# with that argument capped before the query runs (AMPLIFIERS). Measured on Neo4j 5.26 + APOC 5.26 with a 1 GB
-# heap, README "The read-only query door".
+# (decision record 0014); those are left out (DROPPED_FUNCTIONS says why) or, for the few whose size is one argument,
+# allowed with that argument capped before the query runs (AMPLIFIERS). Measured on Neo4j 5.26 + APOC 5.26 with a 1 GB
+# heap, docs/guides/query-door.md.
 QUERY_FUNCTIONS: frozenset[str] = frozenset(
     {
         # aggregations that keep O(1) state (median, percentiles, slice, minItems/maxItems, graph keep every row,
@@ -310,7 +310,7 @@ AMPLIFIERS: dict[str, tuple[int, int | None]] = {
 # replace(text, search, replacement) multiplies text by replacement: the replacement must be short and known.
 MAX_REPLACEMENT_CHARS = 100
 
-# The plug-in procedures Lyra's own statements in cypher/ call (tests/unit/test_query_guard.py greps for them).
+# The plug-in procedures Lyra's own statements in cypher/ call (tests/unit/graph/test_query_guard.py greps for them).
 LYRA_PROCEDURES: tuple[str, ...] = ("apoc.lock.nodes",)
 
 
@@ -322,7 +322,7 @@ def server_procedure_allowlist() -> str:
 
 @dataclass(frozen=True)
 class GuardLimits:
-    """The statement's size limits (settings ``LYRA_QUERY_MAX_*``, README's configuration table)."""
+    """The statement's size limits (settings ``LYRA_QUERY_MAX_*``, docs/reference/settings.md)."""
 
     max_tokens: int = 3000  # 6,000 terms of 1+1+... planned for 22 s past a 5 s limit
     max_depth: int = 64  # 1,000 nested ( stopped Neo4j's parser (StackOverflowError, defunct connection)

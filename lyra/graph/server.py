@@ -124,18 +124,18 @@ def _free_port_pair(taken: set[int]) -> tuple[int, int]:
 def instance_ports(settings: Settings, instance: str) -> tuple[int, int]:
     """(bolt, http) of ``instance``: from the settings when given, else written once (see the module docstring)."""
     check_instance_name(instance)
-    path = settings.state_dir / "neo4j" / instance / PORTS_FILE
+    path = settings.paths.state_dir / "neo4j" / instance / PORTS_FILE
     stored = _read_ports(path) or KNOWN_PORTS.get(instance)
     if stored is None:
-        if settings.neo4j_bolt_port is not None and settings.neo4j_http_port is not None:
-            stored = (settings.neo4j_bolt_port, settings.neo4j_http_port)
+        if settings.neo4j.neo4j_bolt_port is not None and settings.neo4j.neo4j_http_port is not None:
+            stored = (settings.neo4j.neo4j_bolt_port, settings.neo4j.neo4j_http_port)
         else:
-            taken = {port for pair in managed_instances(settings.state_dir).values() for port in pair}
-            taken |= {p for p in (settings.neo4j_bolt_port, settings.neo4j_http_port) if p is not None}
+            taken = {port for pair in managed_instances(settings.paths.state_dir).values() for port in pair}
+            taken |= {p for p in (settings.neo4j.neo4j_bolt_port, settings.neo4j.neo4j_http_port) if p is not None}
             stored = _free_port_pair(taken)
             _write_ports(path, stored)
             log.info("instance %r: allocated bolt %d, http %d (%s)", instance, stored[0], stored[1], path)
-    return (settings.neo4j_bolt_port or stored[0], settings.neo4j_http_port or stored[1])
+    return (settings.neo4j.neo4j_bolt_port or stored[0], settings.neo4j.neo4j_http_port or stored[1])
 
 
 def instance_for_uri(uri: str | None, state_dir: Path) -> str | None:
@@ -158,9 +158,9 @@ class LocalNeo4j:
 
     def __init__(self, settings: Settings, instance: str | None = None) -> None:
         self.settings = settings
-        self.instance = check_instance_name(settings.neo4j_instance if instance is None else instance)
+        self.instance = check_instance_name(settings.neo4j.neo4j_instance if instance is None else instance)
         self.bolt_port, self.http_port = instance_ports(settings, self.instance)
-        root = settings.state_dir / "neo4j"
+        root = settings.paths.state_dir / "neo4j"
         self.home = root / "home"
         self.dir = root / self.instance
         self.ports_file = self.dir / PORTS_FILE
@@ -242,7 +242,7 @@ class LocalNeo4j:
         """Fetch the server, APOC core and the Browser jar from Maven Central (cached in ~/.m2)."""
         if self.installed():
             return
-        pom = self.settings.config_dir / "neo4j" / "pom.xml"
+        pom = self.settings.paths.config_dir / "neo4j" / "pom.xml"
         if not pom.exists():
             raise Neo4jServerError(f"missing {pom}; cannot fetch the Neo4j jars")
         mvn = shutil.which("mvn")
@@ -291,12 +291,12 @@ server.http.enabled=true
 server.http.listen_address=127.0.0.1:{self.http_port}
 server.http.advertised_address=127.0.0.1:{self.http_port}
 server.https.enabled=false
-server.memory.pagecache.size={s.neo4j_pagecache}
-dbms.memory.transaction.total.max={s.neo4j_tx_memory_max}
-db.memory.transaction.max={s.neo4j_transaction_memory_max}
+server.memory.pagecache.size={s.neo4j.neo4j_pagecache}
+dbms.memory.transaction.total.max={s.neo4j.neo4j_tx_memory_max}
+db.memory.transaction.max={s.neo4j.neo4j_transaction_memory_max}
 dbms.usage_report.enabled=false
 dbms.security.auth_enabled=true
-# Hardening (README "The read-only query door"): only the plug-in procedures and functions Lyra and its query
+# Hardening (docs/guides/query-door.md): only the plug-in procedures and functions Lyra and its query
 # door use are loaded, none runs unrestricted, and Cypher reads no files and no URLs (LOAD CSV, APOC loaders).
 dbms.security.procedures.allowlist={server_procedure_allowlist()}
 dbms.security.allow_csv_import_from_file_urls=false
@@ -392,7 +392,7 @@ internal.dbms.cypher_ip_blocklist=0.0.0.0/0,::/0
         if _read_ports(self.ports_file) != (self.bolt_port, self.http_port):
             _write_ports(self.ports_file, (self.bolt_port, self.http_port))  # written once; instance_for_uri reads it
         if self.pid() is not None:
-            if self._wait_ready(None, timeout=self.settings.neo4j_start_timeout):
+            if self._wait_ready(None, timeout=self.settings.neo4j.neo4j_start_timeout):
                 log.info("reusing the running Neo4j instance %r (pid %s)", self.instance, self.pid())
                 if self.config_outdated():
                     flag = "" if self.instance == "default" else f" --instance {self.instance}"
@@ -428,8 +428,8 @@ internal.dbms.cypher_ip_blocklist=0.0.0.0/0,::/0
             self._java(),
             "-cp",
             f"{self.home / 'plugins'}/*:{self.conf_dir}/*:{self.home / 'lib'}/*",
-            f"-Xms{self.settings.neo4j_heap}",
-            f"-Xmx{self.settings.neo4j_heap}",
+            f"-Xms{self.settings.neo4j.neo4j_heap}",
+            f"-Xmx{self.settings.neo4j.neo4j_heap}",
             "-XX:+UseG1GC",
             "-XX:-OmitStackTraceInFastThrow",
             "-XX:+DisableExplicitGC",
@@ -459,14 +459,14 @@ internal.dbms.cypher_ip_blocklist=0.0.0.0/0,::/0
         # the server runs (Popen warns when a running child's handle is dropped).
         _SERVERS.append(proc)
         log.info("started Neo4j instance %r (pid %s); waiting for it to answer", self.instance, proc.pid)
-        if not self._wait_ready(proc, timeout=self.settings.neo4j_start_timeout):
+        if not self._wait_ready(proc, timeout=self.settings.neo4j.neo4j_start_timeout):
             code = proc.poll()
             if code is None:
                 self._terminate(proc.pid)
             self.pid_file.unlink(missing_ok=True)
             raise Neo4jServerError(
                 f"Neo4j instance {self.instance!r} did not answer RETURN 1 within "
-                f"{self.settings.neo4j_start_timeout:.0f}s (exit code {code})\n{self.log_tail()}"
+                f"{self.settings.neo4j.neo4j_start_timeout:.0f}s (exit code {code})\n{self.log_tail()}"
             )
         return self.status()
 

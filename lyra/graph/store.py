@@ -166,9 +166,9 @@ class GraphStore:
     def __init__(self, driver: neo4j.Driver, catalog: CypherCatalog, settings: Settings) -> None:
         self.driver = driver
         self.catalog = catalog
-        self.database = settings.neo4j_database
-        self.timeout = settings.query_timeout
-        self.slow_seconds = settings.slow_query_seconds
+        self.database = settings.neo4j.neo4j_database
+        self.timeout = settings.graph.query_timeout
+        self.slow_seconds = settings.graph.slow_query_seconds
 
     # ------------------------------------------------------------------ basics
     def close(self) -> None:
@@ -384,6 +384,8 @@ class GraphStore:
         self.run("admin/await_indexes", {"seconds": 300})
         # a graph from before the task-scoped READ relationship gets it once (see the statement)
         self.run("coverage/backfill_task_reads")
+        # stance edges from before they named their judge get judge / judge_rank once
+        self.run("evidence/backfill_edge_judges")
         return names
 
 

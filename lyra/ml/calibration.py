@@ -249,7 +249,7 @@ def fit_and_check(
 
     Raises ``ValueError`` for fewer than :data:`MIN_FIT_SAMPLES` samples in all, for an empty held-out part, and
     when the training part left after the split has fewer than :data:`MIN_FIT_SAMPLES`; each message counts the
-    samples given, not only the part the fit saw (issue 25: "got 3" was the training part of 5 samples).
+    samples given, not only the part the fit saw ("got 3" was once reported: the training part of 5 samples).
     """
     given = len(samples)
     if given < MIN_FIT_SAMPLES:

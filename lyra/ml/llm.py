@@ -157,8 +157,8 @@ class LlamaCppLLM:
 
 
 class OllamaLLM:
-    """An Ollama server (``OLLAMA_HOST``), e.g. the seeds' ``qwen2.5:3b``, through the official ``ollama`` client
-    (the ``ollama`` extra: ``pip install 'lyra[ollama]'``).
+    """An Ollama server (``OLLAMA_HOST``), e.g. ``qwen2.5:3b`` (the design's model, decision record 0010), through the
+    official ``ollama`` client (the ``ollama`` extra: ``pip install 'lyra[ollama]'``).
 
     ``choose`` / ``choose_raw`` ask for one token with its top log-probabilities (``/api/chat``, ``/api/generate``
     with ``raw``); ``generate_json`` streams ``/api/chat`` with the JSON schema as ``format`` and joins the pieces,

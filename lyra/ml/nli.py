@@ -1,7 +1,7 @@
 """NLI judges: SUPPORTS / REFUTES / NEUTRAL for (premise, hypothesis) pairs.
 
 * :class:`LLMStanceJudge` (offline default): the local LLM as a judge, built to overcome the small model's
-  bias on scientific abstracts (see README "Stance quality"). ``mode="hybrid"`` (default):
+  bias on scientific abstracts (see docs/evaluation/stance-quality.md). ``mode="hybrid"`` (default):
   1. relevance gate — the premise's best sentence must be close enough to the claim (embedding cosine),
      otherwise the pair is NEUTRAL without asking the LLM;
   2. two yes/no questions — "is the claim TRUE by this passage?" and "... FALSE?", each answered with the
@@ -73,7 +73,7 @@ class StanceJudgeConfig:
     combiner: str | None = None  # path of the fitted StanceCombiner weights (hybrid mode)
     # the yes/no prompt's layout: the claim before the passage (the claim joins the cached prefix of the pairs of one
     # claim) and short per-pair fences (fewer tokens evaluated per pair); False: the earlier passage-first layout
-    claim_first: bool = True
+    claim_first: bool = False  # opt-in until the LLM combiner is refitted for it (docs/evaluation/stance-variants.md)
 
     def fingerprint(self) -> str:
         return hashlib.sha256(repr(sorted(self.__dict__.items())).encode()).hexdigest()[:12]
@@ -160,7 +160,7 @@ class LLMStanceJudge:
             if not self.config.combiner or not Path(self.config.combiner).exists():
                 raise ConfigError(
                     "the hybrid stance judge needs fitted weights (config/stance_combiner.json)",
-                    hint="run `lyra eval fit-stance`, or set LYRA_STANCE_MODE=two_question",
+                    hint="run `lyra eval fit-stance`, or use the trained judge (LYRA_NLI_BACKEND=trained)",
                 )
             self._combiner = StanceCombiner.load(Path(self.config.combiner))
 

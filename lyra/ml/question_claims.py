@@ -1,4 +1,4 @@
-"""A research question turned into claims by the LLM (issue 25 item 6): the stance judge is only ever asked about
+"""A research question turned into claims by the LLM (decision record 0010): the stance judge is only ever asked about
 statements, so ``lyra research "Does X increase Y?"`` judges "X increases Y." and never the question itself."""
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ Scores. For each candidate fragment of the pool (the BM25 top-n and the embeddin
   logits (any real number, often negative), so the sigmoid maps them to (0, 1) before the weight is applied;
   ties are broken by the raw rerank score, then by ``score``.
 
-Categories weight ranking only; they never enter confidence (seed 003, decision 3).
+Categories weight ranking only; they never enter confidence (decision record 0007).
 """
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ def _normalise(values: FloatArray) -> FloatArray:
 
 
 class CandidateRanker:
-    """The seeds' three stages with fused scores (weights from settings)."""
+    """Three stages with fused scores, weights from settings (categories: decision record 0007)."""
 
     def __init__(
         self, bm25_top_n: int = 100, weight_bm25: float = 0.3, weight_embedding: float = 0.7, reranker: Any = None

@@ -12,11 +12,11 @@ to stay above it however a task's documents were split into jobs. So the floor u
 
 A pair is a candidate when ``relevance >= LYRA_RELEVANCE_FLOOR``. The floor reads what the passage says, never where
 it comes from: the domain category weights order the candidates within a task's budget of pairs (ranking is the one
-place a category counts, seed 003 decision 3), and they do not drop a passage, so a relevant local file (category
+place a category counts, decision record 0007), and they do not drop a passage, so a relevant local file (category
 ``unverified``, weight 0.3) is judged like any other. The default floor, 0.26, is the highest that keeps 98% of the
 passages carrying a rationale sentence of SciFact train (claim folds 1-4) and Check-COVID train; held out, it keeps
-97.9% of them on SciFact's claim fold 0 and 98.1% on Check-COVID dev (``lyra eval relevance-floor``; README, "The
-relevance floor").
+97.9% of them on SciFact's claim fold 0 and 98.1% on Check-COVID dev (``lyra eval relevance-floor``;
+docs/concepts/judges.md, "The relevance floor").
 """
 
 from __future__ import annotations

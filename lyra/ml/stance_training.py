@@ -1,6 +1,6 @@
 """Training the sentence-level stance network and fitting its pair-level combiner (`lyra train stance`).
 
-Protocol (README "Stance quality"): every labelled pair gets a fold from its claim (:func:`claim_fold`), so
+Protocol (docs/evaluation/stance-quality.md): every labelled pair gets a fold from its claim (:func:`claim_fold`), so
 pairs of one claim never sit on two sides.
 * fold 0 is held out: never used by training, kept for measurement (``lyra eval nli --split heldout``);
 * fold 1 fits the pair-level combiner, which is also the calibration (a multinomial Platt scaling);

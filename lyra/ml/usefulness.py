@@ -5,13 +5,13 @@ Raters (``LYRA_CITATION_STAGE2_RATER``):
 
 * ``ranker`` (the default): the :class:`~lyra.ml.ranking.CandidateRanker`'s fused ``0.3·BM25 + 0.7·cosine`` score,
   best over the topics, BM25 normalised over the papers rated together (so a score depends on its batch); no LLM
-  call. It separates relevant from off-topic papers best on the labelled set (README, "Stage 2, measured").
+  call. It separates relevant from off-topic papers best on the labelled set (docs/guides/academic.md).
 * ``embedding``: the largest cosine between the paper (``title. abstract``) and any topic, clipped to 0..1 (the
   offline MiniLM embedder; no LLM call).
 * ``llm-yes-no``: the local LLM is asked whether the paper reports findings that bear on a claim
   (``citation_relevance.j2``); the score is its probability of "yes" read from the first token.
 * ``llm-scale``: the local LLM rates usefulness 0-10 as JSON (``citation_usefulness.j2``); unparsable → 0.5. The
-  rater before issue 25: it gave 5 to nearly everything.
+  earlier default rater: it gave 5 to nearly everything.
 
 :func:`evaluate_rater` measures one on labelled pairs (``lyra eval usefulness``, ``tests/data/usefulness_pairs.jsonl``):
 the area under the ROC curve of relevant against off-topic, against on-topic-but-undecisive, and against both.

@@ -1,4 +1,4 @@
-"""The Bayesian confidence model of seed 003 §6.2, as plain math.
+"""The Bayesian confidence model of decision record 0003, as plain math.
 
 alpha and beta are aggregated inside Neo4j by the one Cypher that computes confidence,
 cypher/materials/claim_scores.cypher (get_materials: ``MaterialsService.materials``; scores only:

@@ -25,6 +25,32 @@ RELATION_FOR_LABEL: dict[str, StanceRelation] = {
 }
 
 
+# Judges: every stance edge names the judge that drew it and carries its rank. A lower rank never
+# overwrites a higher one; the same rank replaces. ``offline:<stance judge model id>`` is Lyra's own judge,
+# ``assistant:<client>/<model>`` an MCP client's (or a REST/CLI caller's) model, ``human:<reviewer>`` a person (the
+# feedback edge correction only).
+JudgeKind = Literal["offline", "assistant", "human"]
+JUDGE_RANK: dict[str, int] = {"offline": 0, "assistant": 1, "human": 2}
+IMPORTED_JUDGE = "offline:import"  # an edge written by an import that does not name its judge
+UNKNOWN_OFFLINE_JUDGE = "offline:unknown"  # an offline edge from before judges were recorded
+JUDGE_PATTERN = r"^(offline|assistant|human):[^\x00-\x1f\x7f]{1,200}$"
+
+
+def judge_rank(judge: str) -> int:
+    """The rank of a judge name (``offline:…`` 0, ``assistant:…`` 1, ``human:…`` 2)."""
+    kind = judge.split(":", 1)[0]
+    if kind not in JUDGE_RANK or ":" not in judge:
+        raise ValueError(f"a judge is offline:<id>, assistant:<client>/<model> or human:<reviewer>, not {judge!r}")
+    return JUDGE_RANK[kind]
+
+
+def offline_judge_name(model_id: str) -> str:
+    """``offline:<the stance judge's model id>`` (its artifact hash and combiner weights; see
+    lyra.ml.stance_judge.TrainedStanceJudge.model_id), control characters dropped, at most 200 characters."""
+    clean = "".join(ch for ch in model_id if ch.isprintable()) or "unknown"
+    return f"offline:{clean[:200]}"
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -86,7 +112,7 @@ class FragmentIn(_Strict):
 
 class ClaimIn(_Strict):
     """A claim to create. ``source_fragment_ids``: the fragments it was extracted from (by the LLM); empty for a
-    claim a person wrote. They make the claim one of its sources' domains' claims (seed 003 decision 18)."""
+    claim a person wrote. They make the claim one of its sources' domains' claims (decision record 0008)."""
 
     text: NonEmpty = Field(max_length=4000)
     source_fragment_ids: list[NonEmpty] = Field(default_factory=list, max_length=100)
@@ -102,7 +128,7 @@ class ClaimIn(_Strict):
     @field_validator("text")
     @classmethod
     def _a_statement(cls, value: str) -> str:
-        """The last guard of issue 25 item 6: whatever door a claim came through, a question is never stored as one
+        """The last guard of decision record 0010: whatever door a claim came through, a question is never stored as one
         (the doors refuse it earlier, naming their own field)."""
         cue = question_cue(value)
         if cue is not None:
@@ -123,6 +149,10 @@ class StanceEdgeIn(_Strict):
     cause_id: str | None = None
     # the premise sentence the judge found decisive (the trained judge reads sentences); shown with the passage
     nli_evidence_sentence: str | None = Field(default=None, max_length=1000)
+    # the offline judge that drew it (``offline:<model id>``; None: ``offline:import`` / ``offline:unknown``) and the
+    # version of the instructions it judged under (for the offline judge: its learned rule-set version)
+    judge: str | None = Field(default=None, pattern=r"^offline:[^\x00-\x1f\x7f]{1,200}$")
+    instructions_version: str | None = Field(default=None, max_length=100)
 
     @model_validator(mode="after")
     def _label_matches_relation(self) -> StanceEdgeIn:

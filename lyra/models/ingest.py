@@ -67,7 +67,7 @@ class SkippedItem(BaseModel):
 class IdentifierMention(BaseModel):
     """A paper identifier (``doi:…``, ``pmid:…``, ``arxiv:…``) a read document carries: its own (``own``: the
     DOI in its metadata or a JSONL record's ``doi``) or one its text names (a citation). Research jobs send them
-    to the academic resolver (identifier enrichment, seed 003 Step 3)."""
+    to the academic resolver (identifier enrichment, decision record 0011)."""
 
     page_id: str | None = Field(description="the page that names it; None for a search result")
     identifier: str

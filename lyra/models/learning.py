@@ -1,4 +1,5 @@
-"""Requests and responses of the learning loop (issue 15): feedback records, proposals, their review, and rules.
+"""Requests and responses of the learning loop (decision record 0013): feedback records, proposals, their review, and
+rules.
 
 Records and reviews are append-only in Neo4j; a proposal's status and the active rule set are derived from them.
 """
@@ -68,8 +69,13 @@ class FeedbackRecord(Response):
     similar_ids: list[str] = Field(default_factory=list)
 
 
-class GetFeedbackRequest(Request):
+# requests about one record (feedback, proposal, rule): REST takes its id from the path
+class RecordRequest(Request):
     id: RecordId
+
+
+class GetFeedbackRequest(RecordRequest):
+    pass
 
 
 class FeedbackForComponentRequest(Request):
@@ -77,10 +83,13 @@ class FeedbackForComponentRequest(Request):
     limit: int = Field(default=100, ge=1, le=1000)
 
 
-class FindSimilarRequest(Request):
-    id: RecordId
+class FindSimilarFields(Request):
     threshold: float = Field(default=0.8, ge=0.0, le=1.0)
     limit: int = Field(default=20, ge=1, le=200)
+
+
+class FindSimilarRequest(FindSimilarFields, RecordRequest):
+    pass
 
 
 class SimilarRecord(Response):
@@ -178,12 +187,11 @@ class ListProposalsRequest(Request):
     limit: int = Field(default=50, ge=1, le=500)
 
 
-class GetProposalRequest(Request):
-    id: RecordId
+class GetProposalRequest(RecordRequest):
+    pass
 
 
-class ApproveProposalRequest(Request):
-    id: RecordId
+class ApproveBody(Request):
     reviewer_id: ReviewerId | None = None
     override_reason: Reason | None = Field(
         default=None,
@@ -191,10 +199,17 @@ class ApproveProposalRequest(Request):
     )
 
 
-class RejectProposalRequest(Request):
-    id: RecordId
+class ApproveProposalRequest(ApproveBody, RecordRequest):
+    pass
+
+
+class RejectBody(Request):
     reason: Reason = Field(description="why the proposal is rejected (required)")
     reviewer_id: ReviewerId | None = None
+
+
+class RejectProposalRequest(RejectBody, RecordRequest):
+    pass
 
 
 # ----------------------------------------------------------------------------- rules
@@ -233,10 +248,13 @@ class RuleList(Response):
     rule_sets: list[RuleSet] = Field(description="the current rule-set version per component")
 
 
-class RetireRuleRequest(Request):
-    id: RecordId
+class RetireBody(Request):
     reason: Reason
     reviewer_id: ReviewerId | None = None
+
+
+class RetireRuleRequest(RetireBody, RecordRequest):
+    pass
 
 
 class RollbackRulesRequest(Request):

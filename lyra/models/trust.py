@@ -1,7 +1,7 @@
 """Requests and responses of the trust-and-control operations: feedback, check_domain, calibration.
 
-The ``feedback`` tool keeps ADR-0012's shape ``{task_id, action, args}``; ``args`` is validated per action by the
-models below, so a wrong or missing field is reported as ``args.<field>``.
+The ``feedback`` tool keeps the shape of decision record 0006, ``{task_id, action, args}``; ``args`` is validated per
+action by the models below, so a wrong or missing field is reported as ``args.<field>``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, StringConstraints, field_validator
 
 from lyra.core.net import domain_char_problem, domain_syntax_error
-from lyra.models.api import JsonParams, Request, Response, TaskId, multi_line, single_line
+from lyra.models.api import JsonParams, Request, Response, TaskRequest, multi_line, single_line
 from lyra.models.learning import ReviewerId, Tag
 
 Reason = Annotated[
@@ -46,8 +46,7 @@ BlockReason = Literal["dangerous_pattern", "high_rejection_rate", "denylist", "m
 
 
 # ----------------------------------------------------------------------------- feedback
-class FeedbackRequest(Request):
-    task_id: TaskId
+class FeedbackBody(Request):
     action: FeedbackAction = Field(
         description="domain_block | domain_unblock | domain_clear_override | page_unblock | claim_reject | "
         "claim_restore | edge_correct"
@@ -55,6 +54,10 @@ class FeedbackRequest(Request):
     args: JsonParams = Field(description="the action's arguments (see the tool description)")
     reviewer_id: ReviewerId | None = None
     tags: list[Tag] = Field(default_factory=list, max_length=20, description="labels for the learning loop")
+
+
+class FeedbackRequest(FeedbackBody, TaskRequest):
+    pass
 
 
 class DomainRuleArgs(Request):

@@ -34,7 +34,7 @@ def parse_one(model: type[M], data: Any, field: str = "", *, strict: bool = Fals
     ``strict``: no type coercion (pydantic strict mode): an integer field takes only an integer (not ``true``,
     ``"5"`` or ``5.0``), a boolean only ``true``/``false``, a string only a string; a float field still takes an
     integer. The request models (:class:`lyra.models.api.Request`) are strict by their configuration, so both
-    doors validate them this way; a REST query parameter's text is read first (``lyra.api.app``: digits for an
+    doors validate them this way; a REST query parameter's text is read first (``lyra.api.params``: digits for an
     integer, ``true``/``false`` for a boolean).
     """
     if isinstance(data, model):

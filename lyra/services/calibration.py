@@ -1,4 +1,4 @@
-"""Calibration of the NLI judge from human review (seed 003 Phase 6, beyond it: a versioned calibrator).
+"""Calibration of the NLI judge from human review (decision record 0010: a versioned calibrator).
 
 Samples: each ``NLICorrection`` of a model prediction (the model was wrong) and each human-reviewed edge whose
 relation was kept (the model was right), with the judge's raw confidence. ``evaluate`` measures Brier score,

@@ -1,4 +1,4 @@
-"""Task clean-up per ADR-0005, and a graph-wide garbage collection, run as batched Cypher inside Neo4j.
+"""Task clean-up per decision record 0002, and a graph-wide garbage collection, run as batched Cypher inside Neo4j.
 
 * ``soft``: the task's claims, their stance edges, its Job nodes, its Intervention items (and the cookies a person
   gave for it) and the Task node. Pages and fragments stay
@@ -78,7 +78,9 @@ class CleanupService:
         self.store.run("cleanup/delete_task_claims", {"task_id": task_id, **batch})
         self.store.run("cleanup/delete_task_jobs", {"task_id": task_id, **batch})
         self.store.run("cleanup/delete_task_pair_leases", {"task_id": task_id})
+        self.store.run("cleanup/delete_task_judging", {"task_id": task_id})
         self.store.run("cleanup/delete_task_interventions", {"task_id": task_id, **batch})
+        self.store.run("cleanup/delete_task_timeline", {"task_id": task_id, **batch})
         self.store.run("cleanup/delete_task_node", {"task_id": task_id})
         if self.forget_secrets is not None:
             self.forget_secrets(task_id)

@@ -1,4 +1,4 @@
-"""The one decision "may Lyra fetch / use this domain, and why" (seed 003 decisions 16, 18, 20).
+"""The one decision "may Lyra fetch / use this domain, and why" (decision records 0006 and 0008).
 
 Every fetch path (the ingest pipeline today; the web and academic sources later), ``check_domain`` and
 ``get_status`` call :meth:`DomainGate.decide`. Order: a human override rule first (``feedback`` domain_block /
@@ -12,7 +12,7 @@ A page with a dangerous pattern (:meth:`DomainGate.record_dangerous_document`) b
 domain from ``LYRA_INJECTION_DOMAIN_BLOCK_TASKS`` distinct tasks block the domain for every task (dangerous_pattern).
 
 Categories come from the (hot-reloaded) policy file; they weight ranking and are reported, never used for confidence
-(decision 3). The one thing they decide is what a high claim
+(decision record 0007). The one thing they decide is what a high claim
 rejection rate does (L6 source verification): an unverified/low domain is blocked, a higher one only marked.
 """
 
@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 from lyra.core.errors import InvalidInputError
 from lyra.core.ids import new_id
 from lyra.core.net import normalise_url
-from lyra.core.settings import Settings
+from lyra.core.settings import TrustSettings
 from lyra.graph.store import GraphStore, to_plain
 from lyra.models.api import BlockedDomain, BlockedPage, DomainOverride, DomainOverrideState, SkippedDomain
 from lyra.models.trust import DomainDecision, MatchedRule
@@ -48,7 +48,7 @@ LOCAL_DOMAIN = "local"
 PAGE_RESTORE_VIA = "feedback(page_unblock) with the page's url (any task id)"
 SKIP_RESTORE_VIA = "feedback(domain_unblock) on this task with this domain (or a *.suffix pattern)"
 MAX_BLOCKED_PAGES_SHOWN = 50
-# Categories blocked automatically for a high combined claim rejection rate (seed 003, L6 source verification:
+# Categories blocked automatically for a high combined claim rejection rate (decision record 0008:
 # "domain_claim_combined_rejection_rate > 30% (UNVERIFIED/LOW) → BLOCKED"; "TRUSTED以上: REJECTED マークのみ").
 AUTO_BLOCK_CATEGORIES = frozenset({"unverified", "low"})
 
@@ -109,7 +109,7 @@ def _rule(row: dict[str, Any]) -> MatchedRule:
 
 
 class DomainGate:
-    def __init__(self, store: GraphStore, policy: ReloadingDomainPolicy, settings: Settings) -> None:
+    def __init__(self, store: GraphStore, policy: ReloadingDomainPolicy, settings: TrustSettings) -> None:
         self.store = store
         self.policy = policy
         self.settings = settings
@@ -197,7 +197,7 @@ class DomainGate:
 
     def blocked_domains(self, rules: list[dict[str, Any]] | None = None) -> list[BlockedDomain]:
         """Every block signal (dynamic blocks, denylist entries, human block rules), each with the override that
-        applies to it, if any (seed 003 decision 20 §2.1)."""
+        applies to it, if any (decision record 0006)."""
         rules = self.active_rules() if rules is None else rules
         policy = self.policy.current()
         out: list[BlockedDomain] = []
@@ -450,8 +450,8 @@ class DomainGate:
         return [to_plain(r) for r in self.store.run("domains/rejection_rates", {"domains": domains})]
 
     def rejection_action(self, domain: str) -> Literal["block", "mark"]:
-        """What a combined claim rejection rate above the threshold does to ``domain`` (seed 003, L6): domains of the
-        categories in :data:`AUTO_BLOCK_CATEGORIES` (the effective category: a user override counts) are blocked
+        """What a combined claim rejection rate above the threshold does to ``domain`` (decision record 0008): domains
+        of the categories in :data:`AUTO_BLOCK_CATEGORIES` (the effective category: a user override counts) are blocked
         with ``high_rejection_rate``; any other domain, and Lyra's pseudo-domain for local files (blocking it would
         block every local file), only gets the ``domain_rejection_flagged`` mark — no automatic demotion."""
         if domain == LOCAL_DOMAIN:

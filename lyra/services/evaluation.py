@@ -13,7 +13,7 @@ from typing import Any, Literal
 import numpy as np
 
 from lyra.core.errors import ConfigError
-from lyra.core.settings import Settings
+from lyra.core.settings import ExperimentSettings, Settings
 from lyra.ml.evaluation import HELD_OUT_FOLD, LabelledPair, NLIEvaluation, claim_fold, evaluate, load_pairs
 from lyra.ml.factory import JUDGE_VARIANTS, Models, judge_settings
 from lyra.ml.nli import LLMStanceJudge
@@ -74,16 +74,18 @@ def evaluate_usefulness(
         raise ConfigError(f"unknown split {split!r}; choose test, dev or all")
     pairs = select_pairs(load_usefulness_pairs(dataset), split, per_label)
     models = Models(settings)
-    ranker = CandidateRanker(settings.rank_bm25_top_n, settings.rank_weight_bm25, settings.rank_weight_embedding)
+    ranker = CandidateRanker(
+        settings.pipeline.rank_bm25_top_n, settings.pipeline.rank_weight_bm25, settings.pipeline.rank_weight_embedding
+    )
     results = []
     for name in raters:
         rater = build_rater(
             name,
             MemoEmbedder(models.embedder),  # a fresh one per rater: each embeds each distinct text once
             lambda: models.llm,
-            settings.prompts_dir,
+            settings.paths.prompts_dir,
             ranker=ranker,
-            abstract_chars=settings.citation_abstract_chars,
+            abstract_chars=settings.academic.citation_abstract_chars,
         )
         if rater is None:  # pragma: no cover - Models always builds an LLM
             raise ConfigError(f"rater {name} needs an LLM and none is configured")
@@ -100,6 +102,7 @@ def evaluate_judge(
     limit: int | None = None,
     progress: Tick | None = None,
     per_label: int | None = None,
+    experiment: ExperimentSettings | None = None,
 ) -> NLIEvaluation:
     """Accuracy, macro-F1, confusion, Brier and ECE of the judge ``settings`` configure, on ``dataset``.
     ``per_label``: only the first N pairs of each gold label (in file order), a balanced sample."""
@@ -107,7 +110,7 @@ def evaluate_judge(
     if per_label:
         pairs = first_per_label(pairs, per_label)
     pairs = pairs[:limit] if limit else pairs
-    judge = Models(settings).nli
+    judge = Models(settings, experiment=experiment).nli
     return evaluate(judge, pairs, progress=progress)
 
 
@@ -118,12 +121,14 @@ def fit_stance_combiner(
     output: Path,
     progress: Tick | None = None,
     role: str | None = None,
+    experiment: ExperimentSettings | None = None,
 ) -> int:
     """Fit the hybrid judge's combiner on the training files plus the DEV half of ``dataset`` (when given; its test
     half stays held out). With ``role`` only the training pairs of that protocol role are used (``calibration``:
     the claim fold that no network was trained on). Writes ``output`` and returns the number of pairs past the
     relevance gate."""
-    judge = Models(settings.model_copy(update={"stance_mode": "two_question", "nli_backend": "llm"})).nli
+    two_questions = (experiment or ExperimentSettings()).model_copy(update={"stance_mode": "two_question"})
+    judge = Models(settings.model_copy(update={"nli_backend": "llm"}), experiment=two_questions).nli
     if not isinstance(judge, LLMStanceJudge):
         raise ConfigError("fitting the stance combiner needs the LLM stance judge (LYRA_NLI_BACKEND=llm)")
     pairs = _split(load_pairs(dataset), "dev") if dataset is not None else []

@@ -1,5 +1,5 @@
-"""The ``feedback`` tool (ADR-0012): six actions on three levels, and ``page_unblock`` (a page blocked for a dangerous
-pattern), each validated in full before anything is
+"""The ``feedback`` tool (decision record 0006): six actions on three levels, and ``page_unblock`` (a page blocked for a
+dangerous pattern), each validated in full before anything is
 written, each written in one transaction together with its append-only audit event, and each reflected at once
 (materials and confidence are computed from the graph on every read)."""
 
@@ -25,6 +25,12 @@ from lyra.models.trust import (
 from lyra.models.validation import parse_one
 from lyra.services.domains import DomainGate, page_key
 from lyra.sources.domain_patterns import lift_host, validate_pattern
+
+
+def human_judge_name(reviewer_id: str | None) -> str:
+    """``human:<reviewer>`` (``human:anonymous`` when the correction names no reviewer)."""
+    return f"human:{reviewer_id or 'anonymous'}"
+
 
 LABEL_FOR_RELATION = {"supports": "entailment", "refutes": "contradiction", "neutral": "neutral"}
 
@@ -244,6 +250,8 @@ class FeedbackService:
                     "new_label": LABEL_FOR_RELATION[args.correct_relation],
                     "reason": args.reason,
                     "correction_id": new_id("nlc"),
+                    "judge": human_judge_name(request.reviewer_id),
+                    "judgment_id": new_id("jdg"),
                 },
             )
             if not rows:

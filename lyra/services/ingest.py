@@ -18,7 +18,7 @@ import numpy as np
 from lyra.core.context import current_job
 from lyra.core.errors import ConfigError, InvalidInputError, LyraError
 from lyra.core.ids import new_id, text_hash, validate_task_id
-from lyra.core.settings import Settings
+from lyra.core.settings import PipelineSettings
 from lyra.graph.evidence import EvidenceRepository
 from lyra.graph.store import GraphStore
 from lyra.ml.cache import CachedJudge
@@ -27,7 +27,7 @@ from lyra.ml.protocols import LLM, Embedder, NLIJudge, NLIResult
 from lyra.ml.ranking import CandidateRanker
 from lyra.ml.relevance import relevance
 from lyra.ml.vector_index import FragmentIndex
-from lyra.models.graph import RELATION_FOR_LABEL, PageIn, PageType
+from lyra.models.graph import RELATION_FOR_LABEL, PageIn, PageType, offline_judge_name
 from lyra.models.ingest import IdentifierMention, IngestReport, SkippedItem
 from lyra.services.coverage import (
     ClaimToJudge,
@@ -137,7 +137,9 @@ class _Passage:
 class IngestService:
     def __init__(
         self,
-        settings: Settings,
+        settings: PipelineSettings,
+        prompts_dir: Path,
+        pdf_max_pages: int,
         store: GraphStore,
         evidence: EvidenceRepository,
         tasks: TaskService,
@@ -152,7 +154,11 @@ class IngestService:
         claim_rules: RuleSource | None = None,
         ranking_rules: RuleSource | None = None,
     ) -> None:
+        """``prompts_dir``: the claim extractor's prompts; ``pdf_max_pages``: pages of a local PDF read
+        (LYRA_WEB_PDF_MAX_PAGES, as for fetched ones)."""
         self.settings = settings
+        self.prompts_dir = prompts_dir
+        self.pdf_max_pages = pdf_max_pages
         self.store = store
         self.evidence = evidence
         self.tasks = tasks
@@ -164,7 +170,7 @@ class IngestService:
         self._llm = llm
         self.gate = gate
         self.calibrator = calibrator
-        self.claim_rules = claim_rules  # the approved learned rules of claim extraction (issue 15)
+        self.claim_rules = claim_rules  # the approved learned rules of claim extraction (decision record 0013)
         self.ranking_rules = ranking_rules  # ... of evidence ranking: CONSTRAINT rules lowering a domain's weight
 
     @property
@@ -219,7 +225,7 @@ class IngestService:
             allowed_roots=tuple(allowed_roots) if allowed_roots is not None else None,
             max_file_bytes=self.settings.ingest_max_file_bytes,
             max_files=self.settings.ingest_max_files,
-            max_pdf_pages=self.settings.web_pdf_max_pages,
+            max_pdf_pages=self.pdf_max_pages,
         )
         for item in iter_documents(list(paths), limits):
             if isinstance(item, SkippedDocument):
@@ -454,11 +460,9 @@ class IngestService:
         vectors = np.asarray([r["embedding"] for r in rows], dtype=np.float32)
         topic_vector = timer.run(lambda: self.embedder.embed([task["hypothesis"]]))[0]
         best = np.argsort(-(vectors @ topic_vector))[:passages]
-        extractor = ClaimExtractor(
-            self.llm, self.settings.prompts_dir, rules=self.claim_rules, embed=self.embedder.embed
-        )
+        extractor = ClaimExtractor(self.llm, self.prompts_dir, rules=self.claim_rules, embed=self.embedder.embed)
         found: list[str] = []
-        sources: dict[str, list[str]] = {}  # claim text -> the fragments it was extracted from (decision 18)
+        sources: dict[str, list[str]] = {}  # claim text -> the fragments it was extracted from (decision record 0008)
         for i in best:
             try:
                 texts = timer.run(partial(extractor.extract, rows[int(i)]["text"], task["hypothesis"]))
@@ -485,7 +489,7 @@ class IngestService:
         return new
 
     def _category_weight(self, category: str | None) -> float:
-        """Ranking weight of a fragment's domain category (decision 3: ranking is the one place a category
+        """Ranking weight of a fragment's domain category (decision record 0007: ranking is the one place a category
         counts); a category this policy does not know (a graph written elsewhere) weighs as unverified."""
         try:
             return self.domains.weight(category or "unverified")
@@ -554,6 +558,16 @@ class IngestService:
                 order.setdefault(str(claim["claim_id"]), []).append(str(fragment["id"]))
             orders.append(order)
         return orders
+
+    def pending_pairs(self, task_id: str) -> list[tuple[str, str, float]]:
+        """The task's ranked candidate pairs no judge has drawn an edge for (those judge_remaining would judge), best
+        first: (claim id, fragment id, priority). For the ``unjudged`` queue of next_judgments."""
+        validate_task_id(task_id)
+        report = IngestReport(task_id=task_id, cause_id="next_judgments", claims=[])
+        claims, fragments, plan = self._plan(task_id, report, _Timer())
+        return [
+            (claims[p.claim_index].claim_id, fragments[p.fragment_index].fragment_id, p.priority) for p in plan.pending
+        ]
 
     def judge_remaining(
         self, task_id: str, *, max_pairs: int | None = None, progress: Progress | None = None
@@ -747,11 +761,14 @@ class IngestService:
                     "nli_evidence_sentence": _bounded_sentence(result.sentence),
                     "source_domain_category": fragment.category,
                     "cause_id": report.cause_id,
+                    "judge": offline_judge_name(stamp.judge_id),
+                    "instructions_version": f"rules:{stamp.rules_version}",
                 }
             )
         if edges:
             written = self.evidence.create_stance_edges(edges)
-            # which judge and learned rule set made the verdicts (issue 15): any edge traces to the rules in force
+            # which judge and learned rule set made the verdicts (decision record 0013): any edge traces to the rules in
+            # force
             stamped = [{"fragment_id": e["fragment_id"], "claim_id": e["claim_id"]} for e in edges]
             self.store.run(
                 "learning/stamp_edges",

@@ -1,4 +1,4 @@
-"""A human in the loop: the task-scoped intervention queue for CAPTCHA, login and consent walls (issue 13 §3).
+"""A human in the loop: the task-scoped intervention queue for CAPTCHA, login and consent walls (decision record 0012).
 
 When the web fetcher meets such a page (``needs_intervention``, :mod:`lyra.sources.web.challenge`), the job is not
 failed: the worker *parks* it (state ``waiting``) and opens an ``(:Intervention)`` item of the task in the same

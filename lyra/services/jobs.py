@@ -234,6 +234,9 @@ def normalise_target(target: Target, roots: Sequence[Path], field_name: str) -> 
     return " ".join(value.lower().split())  # query
 
 
+REFRESH_KINDS = ("query", "url", "doi")  # the targets a refresh runs again (a file is re-read by queuing it)
+
+
 def job_key(task_id: str, kind: str, canonical: str) -> str:
     return hashlib.sha256(f"{task_id}\x1f{kind}\x1f{canonical}".encode()).hexdigest()
 
@@ -295,10 +298,52 @@ class JobService:
                 listener()
         return QueueTargetsResponse(task_id=request.task_id, queued=queued, duplicates=len(jobs) - queued, jobs=jobs)
 
+    def requeue_targets(self, task_id: str, refresh_id: str, max_targets: int) -> list[dict[str, Any]]:
+        """A refresh: the task's earlier query, url and doi targets queued again as new jobs, oldest first, at most
+        ``max_targets``. Each gets a key of its own for this refresh (``job_key`` over the target and the refresh
+        id), so a target whose earlier job is done runs again; a target with a job still queued, running or waiting
+        is left alone (``pending``). One entry per target: kind, value, job_id (or None) and status."""
+        self.tasks.get(task_id)
+        rows = self.store.run("jobs/task_targets", {"task_id": task_id, "kinds": list(REFRESH_KINDS)})
+        listed: list[dict[str, Any]] = []
+        queue: list[dict[str, Any]] = []
+        for row in rows:
+            entry: dict[str, Any] = {"kind": row["kind"], "value": row["value"], "job_id": None}
+            if row["pending"]:
+                entry["status"] = "pending"
+            elif len(queue) >= max_targets:
+                entry["status"] = "over_budget"
+            else:
+                entry["status"] = "queued"
+                queue.append(
+                    {
+                        "id": new_id("job"),
+                        "key": job_key(task_id, row["kind"], f"{row['value']}\x1frefresh:{refresh_id}"),
+                        "kind": row["kind"],
+                        "value": row["value"],
+                        "options": row["options"] or TargetOptions().model_dump_json(),
+                        "entry": entry,
+                    }
+                )
+            listed.append(entry)
+        if queue:
+            written = {
+                out["key"]: out
+                for out in self.store.run(
+                    "jobs/enqueue_jobs",
+                    {"task_id": task_id, "rows": [{k: v for k, v in r.items() if k != "entry"} for r in queue]},
+                )
+            }
+            for row in queue:
+                row["entry"]["job_id"] = written[row["key"]]["id"]
+            for listener in self._listeners:
+                listener()
+        return listed
+
     def queue_reference_candidates(self, request: QueueReferenceCandidatesRequest) -> QueueReferenceCandidatesResponse:
         """Queue the task's reference candidates (pages its evidence pages cite, not read yet) as ``doi`` targets, or
-        as their paper address when they have no DOI, without further citation expansion (depth 1: seed 003
-        decision 11). Most-cited first; ``include_ids`` picks, ``exclude_ids`` leaves out."""
+        as their paper address when they have no DOI, without further citation expansion (depth 1: decision record
+        0011). Most-cited first; ``include_ids`` picks, ``exclude_ids`` leaves out."""
         self.tasks.get(request.task_id)
         if request.include_ids is not None and request.exclude_ids:
             raise InvalidInputError("exclude_ids", "give include_ids or exclude_ids, not both")
@@ -409,6 +454,9 @@ class WorkerPool:
         self._threads: list[threading.Thread] = []
         self._running: dict[str, JobContext] = {}
         self._lock = threading.Lock()
+        # called after a task's job ended (done, failed or cancelled; not parked): (job, state, seconds it ran).
+        # The composition root records the run and snapshots the claims it moved (lyra.services.timeline).
+        self.on_finished: Callable[[ClaimedJob, str, float], None] | None = None
 
     # lifecycle
     def start(self) -> None:
@@ -526,7 +574,13 @@ class WorkerPool:
             )
         except LyraError as exc:  # the heartbeat stops, so the job is re-queued later: nothing is lost
             log.error("could not record the end of job %s: %s", job.id, exc.message)
+            return
         log.info("job %s %s%s", job.id, state, f": {error}" if error else "")
+        if self.on_finished is not None and job.task_id:
+            try:
+                self.on_finished(job, state, ctx.elapsed)
+            except Exception:  # the job's end is recorded; what follows it must not kill the worker thread
+                log.exception("after job %s", job.id)
 
     def _save_progress(self, job: ClaimedJob, progress: dict[str, Any]) -> None:
         """Keep a running job's progress on its node (matched by this run's claim; also a heartbeat)."""

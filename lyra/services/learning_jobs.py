@@ -1,4 +1,5 @@
-"""The learning loop's proposal batch as a background job (issue 25: one HTTP call held for 7 minutes).
+"""The learning loop's proposal batch as a background job (decision record 0013: a batch takes minutes, no HTTP call
+waits for it).
 
 A batch measures every proposal with the judge, which takes minutes, so the doors queue it (``queue_proposals``:
 at most one batch queued or running at once) and return the job id at once; a worker runs

@@ -55,7 +55,7 @@ _NEO4J_DATETIME = re.compile(
 
 
 def verification(supporting_sources: int, refutes: int, security_rejections: int) -> dict[str, Any]:
-    """Source verification from evidence only (seed 003 decision 10: reason codes state facts; domain categories
+    """Source verification from evidence only (decision record 0007: reason codes state facts; domain categories
     play no part): a dangerous pattern rejects; refuting evidence keeps a claim pending (never a block); two or
     more independent supporting sources (:mod:`lyra.services.provenance`) without refutation verify; less is
     insufficient."""
@@ -145,6 +145,26 @@ EVIDENCE_COLUMNS = (
 PAGES_PER_ITEM = 5
 
 
+RETRACTION_ORDER = {"retracted": 0, "has_concern": 1, "corrected": 2, "none": 3}
+
+
+def page_retraction(values: list[Any]) -> dict[str, Any] | None:
+    """A page's retraction status as retractions/set_page_status keeps it (None: never checked)."""
+    state, notices, retracted_at = values
+    if state is None:
+        return None
+    try:
+        parsed = json.loads(notices) if isinstance(notices, str) else []
+    except ValueError:
+        parsed = []
+    kept = [
+        {k: n.get(k) for k in ("kind", "notice_doi", "date", "source")}
+        for n in parsed
+        if isinstance(n, dict) and isinstance(n.get("kind"), str)
+    ]
+    return {"state": state, "retracted_at": retracted_at, "notices": kept}
+
+
 def evidence_item(raw: list[Any], passage_chars: int, reveal: bool = False) -> dict[str, Any]:
     """One evidence item of materials/claim_evidence as the Evidence model's fields; every text from the source
     (passage, decisive sentence, titles, venues) marked untrusted, and withheld when the scanner flags it (a passage
@@ -153,6 +173,7 @@ def evidence_item(raw: list[Any], passage_chars: int, reveal: bool = False) -> d
         raw[:11]
     )
     clean = raw[11] is not None and raw[11] == scanner_version()
+    judge = raw[12] if len(raw) > 12 else None
     listed = [
         {
             "source_id": p[0],
@@ -161,9 +182,12 @@ def evidence_item(raw: list[Any], passage_chars: int, reveal: bool = False) -> d
             "year": p[3],
             "doi": p[4],
             "venue": source_text(p[5], reveal=reveal),
+            "retraction": page_retraction(p[6:9]) if len(p) > 6 else None,
         }
         for p in pages
     ]
+    states = [str(p["retraction"]["state"]) for p in listed if p["retraction"]]
+    shown = min(states, key=lambda s: RETRACTION_ORDER.get(s, 9)) if states else None
     first = listed[0] if listed else {}
     return {
         "edge_id": edge_id,
@@ -184,6 +208,9 @@ def evidence_item(raw: list[Any], passage_chars: int, reveal: bool = False) -> d
         "weight": weight,
         "source_domain_category": category,
         "edge_human_corrected": corrected,
+        "judge": judge,
+        "retracted": bool(raw[13]) if len(raw) > 13 else False,
+        "retraction": shown,
     }
 
 
@@ -320,7 +347,7 @@ class MaterialsService:
 
     # ---------------------------------------------------------------- materials
     def materials(self, request: GetMaterialsRequest) -> Materials:
-        """One page of the seeds' materials export (decisions 13-15), computed now from the edges.
+        """One page of the materials export (decision record 0003), computed now from the edges.
 
         Every claim's confidence, uncertainty, controversy, alpha, beta, evidence_count and the three counts
         always use all of its edges; ``evidence_limit`` only bounds the evidence listed (0 lists none). At most

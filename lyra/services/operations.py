@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
 
@@ -60,7 +61,16 @@ from lyra.models.api import (
     VectorSearchRequest,
     ViewList,
 )
+from lyra.models.export import ExportRequest, ExportResult
 from lyra.models.ingest import IngestReport, IngestRequest, ResearchRequest, ResearchStart
+from lyra.models.judging import (
+    NextJudgments,
+    NextJudgmentsRequest,
+    ReviewQueue,
+    ReviewQueueRequest,
+    SubmitJudgmentsRequest,
+    SubmitJudgmentsResponse,
+)
 from lyra.models.learning import (
     ApproveProposalRequest,
     FeedbackForComponentRequest,
@@ -83,6 +93,8 @@ from lyra.models.learning import (
     RuleList,
     SimilarRecords,
 )
+from lyra.models.refresh import RefreshRequest, RefreshResult
+from lyra.models.timeline import Changes, ClaimTimeline, GetChangesRequest, GetClaimTimelineRequest
 from lyra.models.trust import (
     CalibrationMetricsRequest,
     CalibrationResponse,
@@ -96,17 +108,21 @@ from lyra.services.calibration import CalibrationService
 from lyra.services.cleanup import CleanupService
 from lyra.services.domains import DomainGate
 from lyra.services.explore import ExploreService, graph_node, screened
+from lyra.services.export import ExportService
 from lyra.services.feedback import FeedbackService
 from lyra.services.graph_import import ImportReport, load_graph_file
 from lyra.services.ingest import IngestService, Progress
 from lyra.services.interventions import InterventionService
 from lyra.services.jobs import JobService
+from lyra.services.judging import JudgingService
 from lyra.services.learning import LearningService
 from lyra.services.learning_jobs import queue_proposals
 from lyra.services.materials import MaterialsService, materials_json
+from lyra.services.refresh import RefreshService
 from lyra.services.research import research_claims
 from lyra.services.status import StatusService
 from lyra.services.tasks import TaskService
+from lyra.services.timeline import TimelineService
 
 
 class Operations:
@@ -127,6 +143,9 @@ class Operations:
         ingest: Callable[[], IngestService],
         interventions: InterventionService,
         learning: Callable[[], LearningService] | None = None,
+        judging: JudgingService | None = None,
+        timeline: TimelineService | None = None,
+        refresh: Callable[[], RefreshService] | None = None,
     ) -> None:
         self.store = store
         self.task_repo = task_repo
@@ -141,14 +160,23 @@ class Operations:
         self._feedback = feedback
         self.calibration = calibration
         self._ingest = ingest  # built on first use: it loads the models
+        self.timeline = timeline or TimelineService(store, task_repo, materials)
         self.interventions = interventions
         self._learning = learning
+        self._judging = judging
+        self._refresh = refresh
 
     @property
     def learning(self) -> LearningService:
         if self._learning is None:
             raise ConfigError("the learning loop is not wired into these operations")
         return self._learning()
+
+    @property
+    def _judges(self) -> JudgingService:
+        if self._judging is None:
+            raise ConfigError("the judging door is not wired into these operations")
+        return self._judging
 
     # ------------------------------------------------------------------ service
     def health(self) -> Health:
@@ -210,7 +238,7 @@ class Operations:
         hypothesis: str, wanted: bool, claims: list[str], field: str = "config.claims"
     ) -> tuple[bool, list[str]]:
         """Whether the hypothesis becomes the task's first claim: as asked, unless it is a question, which only names
-        the task (issue 25 item 6); a question then needs claims (``field``), the statements that answer it."""
+        the task (decision record 0010); a question then needs claims (``field``), the statements that answer it."""
         cue = question_cue(hypothesis)
         if cue is None:
             return wanted, []
@@ -291,6 +319,7 @@ class Operations:
             as_claim, _ = self._hypothesis_as_claim(request.hypothesis, True, list(request.claims), "claims")
             if not as_claim:
                 self.tasks.create_task(request.task_id, request.hypothesis, hypothesis_as_claim=False)
+        started = datetime.now(UTC)
         report = self._ingest().ingest(
             request.paths,
             request.task_id,
@@ -300,6 +329,7 @@ class Operations:
             progress=progress,
         )
         self.tasks.mark_ran(report.task_id)  # the task has run, as if its jobs had: not 'created' any more
+        self.timeline.record_quietly(report.task_id, "ingest", None, started)
         return report
 
     def judge_remaining(
@@ -308,7 +338,9 @@ class Operations:
         """Judge the task's pending candidate pairs (above the relevance floor, no stance edge yet) now, best first,
         at most ``max_pairs`` and within the task's pair budget: after claims were added, after the budget was
         raised, or after a job stopped while judging."""
+        started = datetime.now(UTC)
         report = self._ingest().judge_remaining(request.task_id, max_pairs=request.max_pairs, progress=progress)
+        self.timeline.record_quietly(request.task_id, "judge_remaining", None, started)
         return JudgeRemainingResponse(
             task_id=report.task_id,
             pairs_judged=report.pairs_judged,
@@ -325,7 +357,7 @@ class Operations:
     def start_research(self, request: ResearchRequest) -> ResearchStart:
         """The task for a researched question (id derived from it, as create_task derives one, unless given),
         created when missing or continued, with the claims it judges: a statement is the first claim itself; a
-        question never is (issue 25 item 6): its claims are ``request.claims`` or, without them, the LLM's claims
+        question never is (decision record 0010): its claims are ``request.claims`` or, without them, the LLM's claims
         for it (:func:`lyra.services.research.research_claims`)."""
         task_id = request.task_id or task_id_for(request.question)
         exists = self.task_repo.exists(task_id)
@@ -336,7 +368,7 @@ class Operations:
             from lyra.ml.question_claims import QuestionClaims
 
             ingest = self._ingest()
-            return QuestionClaims(ingest.llm, ingest.settings.prompts_dir).claims(text)
+            return QuestionClaims(ingest.llm, ingest.prompts_dir).claims(text)
 
         added, source = research_claims(request.question, request.claims, existing, extract)
         if not exists:
@@ -381,6 +413,25 @@ class Operations:
         first = next(pages)
         return materials_json(itertools.chain([first], pages))
 
+    def get_changes(self, request: GetChangesRequest) -> Changes:
+        """What moved each claim since a run or a moment, and why (new evidence, corrections, judges, retractions)."""
+        return self.timeline.changes(request)
+
+    def refresh_task(self, request: RefreshRequest) -> RefreshResult:
+        """Retraction states of the task's DOI pages read fresh and applied; its earlier targets queued again."""
+        if self._refresh is None:
+            raise ConfigError("refresh_task needs the scholarly sources: this Operations was built without them")
+        return self._refresh().refresh(request)
+
+    def get_claim_timeline(self, request: GetClaimTimelineRequest) -> ClaimTimeline:
+        """Everything that happened to one claim, newest first."""
+        return self.timeline.claim_timeline(request)
+
+    def export_evidence(self, request: ExportRequest) -> ExportResult:
+        """The task's evidence as a file (CSV, CSL-JSON, BibTeX, RIS or Markdown), from the same reader as
+        get_materials (which refuses an unknown task)."""
+        return ExportService(self._materials).export(request)
+
     def get_evidence_graph(self, request: GetEvidenceGraphRequest) -> EvidenceGraph:
         self.task_repo.get(request.task_id)
         row = self.store.run("graph/task_subgraph", {"task_id": request.task_id, "limit": request.limit})[0]
@@ -412,14 +463,35 @@ class Operations:
     # ----------------------------------------------------------- trust and control
     def feedback(self, request: FeedbackRequest) -> FeedbackResponse:
         """Apply a feedback action; the learning loop then keeps it as a classified feedback record."""
+        started = datetime.now(UTC)
         if self._learning is None:
-            return self._feedback.feedback(request)
+            response = self._feedback.feedback(request)
+            self.timeline.record_quietly(request.task_id, "feedback", response.event_id, started)
+            return response
         snapshot = None
         if request.action == "edge_correct":
             snapshot = self.learning.edge_snapshot(request.task_id, request.args.get("edge_id"))
         response = self._feedback.feedback(request)
+        self.timeline.record_quietly(request.task_id, "feedback", response.event_id, started)
         record = self.learning.capture(request, response, snapshot)
         return response.model_copy(update={"record_id": record.id, "classification": record.classification})
+
+    # ------------------------------------------------------------ judges
+    def next_judgments(self, request: NextJudgmentsRequest) -> NextJudgments:
+        """A batch of (claim, passage) pairs for an assistant to judge, chosen by the request's policy."""
+        return self._judges.next_judgments(request)
+
+    def submit_judgments(self, request: SubmitJudgmentsRequest) -> SubmitJudgmentsResponse:
+        """An assistant's verdicts on the tickets of next_judgments: the good items in one transaction."""
+        started = datetime.now(UTC)
+        response = self._judges.submit_judgments(request)
+        if response.written:
+            self.timeline.record_quietly(request.task_id, "judgments", None, started)
+        return response
+
+    def review_queue(self, request: ReviewQueueRequest) -> ReviewQueue:
+        """The edges a person should look at first (impact, offline/assistant disagreement)."""
+        return self._judges.review_queue(request)
 
     # ------------------------------------------------------------ learning from reviewers
     def get_feedback(self, request: GetFeedbackRequest) -> FeedbackRecord:

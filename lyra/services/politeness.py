@@ -1,5 +1,5 @@
 """Per-domain politeness shared by every worker of every process: the daily page budget and the request rate, both
-held in Neo4j (issue 13 §1: "qps and max_pages_per_day enforced across workers").
+held in Neo4j (decision record 0012: "qps and max_pages_per_day enforced across workers").
 
 The job queue lives in Neo4j, so workers can be threads of one server, several servers on one machine, or servers
 on several machines sharing one database. What they all share is Neo4j, so that is where the politeness state is:
@@ -23,7 +23,7 @@ on several machines sharing one database. What they all share is Neo4j, so that 
 
 Why Neo4j rather than a file lock under the state folder: a file lock covers the processes of one machine only, and
 costs about as much as the fetch it guards is cheap; one reservation is one small write transaction (its cost is
-measured by ``tests/integration/test_shared_politeness.py`` and given in docs/web-fetch.md), negligible next to a
+measured by ``tests/integration/web/test_shared_politeness.py`` and given in docs/web-fetch.md), negligible next to a
 politeness interval of 0.2 s or more (qps ≤ 5 in ``config/domains.yaml``).
 """
 

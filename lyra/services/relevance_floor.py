@@ -319,11 +319,11 @@ def relevance_floor_report(
     """
     if not 0.0 < target <= 1.0:
         raise InvalidInputError("target", "the target recall must be in (0, 1]")
-    emb = settings.relevance_weight_embedding if w_emb is None else w_emb
-    terms = settings.relevance_weight_terms if w_terms is None else w_terms
+    emb = settings.pipeline.relevance_weight_embedding if w_emb is None else w_emb
+    terms = settings.pipeline.relevance_weight_terms if w_terms is None else w_terms
     rng = np.random.default_rng(seed)
     parts = [
-        build_part(name, role, pairs, settings.chunk_max_chars, per_claim, rng)
+        build_part(name, role, pairs, settings.pipeline.chunk_max_chars, per_claim, rng)
         for name, role, pairs in _parts(fit, heldout, by_claim, limit)
     ]
     fit_parts = [p for p in parts if p.role == "fit"]
@@ -370,7 +370,7 @@ def relevance_floor_report(
         floor=chosen,
         fitted=floor is None,
         embedder=model.model_id,
-        chunk_max_chars=settings.chunk_max_chars,
+        chunk_max_chars=settings.pipeline.chunk_max_chars,
         offtopic_per_claim=per_claim,
         seed=seed,
         texts_embedded=len(texts),

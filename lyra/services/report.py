@@ -95,6 +95,7 @@ class EvidenceRow:
     weight: str = ""  # what the edge adds to alpha or beta (1 once a person reviewed it)
     other_pages: int = 0  # further pages this task read that carry the same passage
     withheld: str | None = None  # why source text of this item is not shown (the scanner flagged it)
+    retraction: str | None = None  # a notice about the paper: retracted (counts for nothing), concern, correction
 
 
 @dataclass(frozen=True)
@@ -277,7 +278,20 @@ def evidence_row(item: Evidence) -> EvidenceRow:
         weight=fmt(item.weight),
         other_pages=max(0, item.pages_total - 1),
         withheld=_withheld_note(item),
+        retraction=_retraction_note(item),
     )
+
+
+def _retraction_note(item: Evidence) -> str | None:
+    """What the retraction check found about the item's paper (refresh_task): shown, and only a retraction
+    changes what the item counts for."""
+    if item.retracted or item.retraction == "retracted":
+        return "retracted paper: this item no longer counts toward confidence"
+    if item.retraction == "has_concern":
+        return "expression of concern about this paper (shown, not counted)"
+    if item.retraction == "corrected":
+        return "this paper was corrected (shown, not counted)"
+    return None
 
 
 # ----------------------------------------------------------------------------- timeline

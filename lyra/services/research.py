@@ -146,7 +146,7 @@ ClaimSource = Literal["question", "given", "llm", "existing"]
 def research_claims(
     question: str, given: Sequence[str], existing: Sequence[str], extract: Callable[[str], list[str]]
 ) -> tuple[list[str], ClaimSource]:
-    """The claims ``lyra research`` adds for ``question`` (issue 25 item 6: a question is never judged), and where
+    """The claims ``lyra research`` adds for ``question`` (decision record 0010: a question is never judged), and where
     they come from. ``given``: the claims the person or assistant wrote (``--claim``), already checked not to be
     questions; ``existing``: the task's claims when it is continued; ``extract``: the LLM's claims for a question.
 
@@ -176,10 +176,10 @@ def research_claims(
 
 
 def academic_search_decision(mode: AcademicSearchMode, query: str, web_pages: int) -> tuple[bool, str]:
-    """Whether a query job searches the academic APIs, and why (kept in the job result, issue 25 item 6).
+    """Whether a query job searches the academic APIs, and why (kept in the job result, decision record 0010).
 
     ``always`` (the default, ``LYRA_ACADEMIC_SEARCH``): every query; ``off``: never; ``auto``: when the query looks
-    academic (:func:`is_academic_query`, decision 5) or the web search read no page for it."""
+    academic (:func:`is_academic_query`, decision record 0011) or the web search read no page for it."""
     if mode == "off":
         return False, "the academic search is off for this job (options.academic_search or LYRA_ACADEMIC_SEARCH)"
     if mode == "always":
@@ -370,11 +370,12 @@ class ResearchExecutor:
         pages_left: int | None,
         progress: Callable[[str, int], None],
     ) -> JobOutcome:
-        """The job's outcome (``pages`` read so far) after identifier enrichment (seed 003 Step 3) of the identifiers
-        the job met: they are listed; when enrichment is on for the job they go through the academic resolver, each
-        paper found gets its abstract page (read within the page budget left) and a ``CITES {citation_source:
-        extraction}`` edge from every page whose text names it. A failing source is a warning: what was read stays
-        read. The enrichment's academic counters join the job's ``academic`` part (the task's API budget)."""
+        """The job's outcome (``pages`` read so far) after identifier enrichment (decision record 0011) of the
+        identifiers the job met: they are listed; when enrichment is on for the job they go through the academic
+        resolver, each paper found gets its abstract page (read within the page budget left) and a ``CITES
+        {citation_source: extraction}`` edge from every page whose text names it. A failing source is a warning: what
+        was read stays read. The enrichment's academic counters join the job's ``academic`` part (the task's API
+        budget)."""
         found = _unique_identifiers(mentions)
         if not found:
             return JobOutcome(result=result, pages=pages)

@@ -54,7 +54,7 @@ class TaskService:
             source_fragment_ids: ``source_fragment_ids[i]``: the fragments claim ``i`` was extracted from (an empty
                 sequence, or no ``source_fragment_ids`` at all, for claims a person wrote); the links are written
                 with the claims. Only extracted claims count towards their source domains' rejection rates (seed
-                003 decision 18). A claim that already existed keeps its own links.
+                003 decision record 0008). A claim that already existed keeps its own links.
             rules_version: the claim-extraction rule-set version the claims were extracted under.
 
         Returns:

@@ -20,7 +20,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from lyra.core.errors import InvalidInputError
-from lyra.core.settings import Settings
+from lyra.core.settings import ExperimentSettings, Settings
 from lyra.ml.evaluation import LabelledPair, load_pairs
 from lyra.ml.factory import Models, stance_base_path
 from lyra.ml.nli import LLMStanceJudge
@@ -54,7 +54,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 Tick = Callable[[str, int, int | None], None]  # (stage, advance, total)
-DEFAULT_LLM_FEATURES = "yes-no+verdict-logits"  # the LLM combiner's features, chosen on held-out real pairs (README)
+# the LLM combiner's features, chosen on held-out real pairs (docs/evaluation/stance-quality.md)
+DEFAULT_LLM_FEATURES = "yes-no+verdict-logits"
 
 
 class TrainingSummary(BaseModel):
@@ -157,13 +158,13 @@ def refit_stance_judge(
 ) -> RefitSummary:
     """:func:`refit_with_examples` with the models ``settings`` name (`lyra train stance-examples`)."""
     return refit_with_examples(
-        source or settings.stance_model_dir,
+        source or settings.models.stance_model_dir,
         output,
         load_pairs(examples),
         stance_base_path(settings),
         Models(settings).llm_questions() if with_llm else None,
         weight=weight,
-        threads=settings.llm_threads,
+        threads=settings.models.llm_threads,
     )
 
 
@@ -179,21 +180,23 @@ def train_stance_judge(
     extra_calibration: Sequence[Path] = (),
     llm_features: str = DEFAULT_LLM_FEATURES,
     fever: Path | None = None,
+    experiment: ExperimentSettings | None = None,
 ) -> TrainingSummary:
-    """:func:`train_stance` with the base encoder, threads and (``with_llm``) the LLM that ``settings`` name."""
-    base_id = settings.stance_base_model
+    """:func:`train_stance` with the base encoder, threads and (``with_llm``) the LLM that ``settings`` name;
+    ``experiment``: the LLM prompt's variant switches (e.g. the claim-first layout; none: the shipped prompt)."""
+    base_id = settings.models.stance_base_model
     if base_id.startswith("builtin:"):
         base_id = "sentence-transformers/" + base_id.removeprefix("builtin:")
     return train_stance(
         files,
-        output or settings.stance_model_dir,
+        output or settings.models.stance_model_dir,
         stance_base_path(settings),
         base_id,
         config,
         fever=fever,
-        threads=settings.llm_threads,
+        threads=settings.models.llm_threads,
         combiner_only=combiner_only,
-        llm_judge=Models(settings).llm_questions() if with_llm else None,
+        llm_judge=Models(settings, experiment=experiment).llm_questions() if with_llm else None,
         tick=tick,
         llm_per_label=llm_per_label,
         extra_calibration=extra_calibration,

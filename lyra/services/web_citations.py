@@ -1,4 +1,4 @@
-"""Web citation detection (seed 003 Phase 3b): which links of a fetched page's main text point to sources it cites.
+"""Web citation detection (decision record 0011): which links of a fetched page's main text point to sources it cites.
 
 The fetcher hands over the links of the page's main content (trafilatura's, with their anchor text). Each link is
 settled by rules first, without a model:
@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import urldefrag, urlsplit
 
 from lyra.core.errors import InvalidInputError, LyraError
-from lyra.core.settings import Settings
+from lyra.core.settings import WebSettings
 from lyra.graph.evidence import EvidenceRepository
 from lyra.ml.learned_rules import RuleSource
 from lyra.ml.nli import prompt_environment
@@ -123,7 +123,7 @@ class CitationDetector:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: WebSettings,
         evidence: EvidenceRepository,
         gate: DomainGate | None,
         llm: Callable[[], LLM | None],

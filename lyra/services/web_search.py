@@ -1,4 +1,4 @@
-"""Web search for ``query`` jobs (seed 003 Step 1): search engines → candidate URLs → ranking → fetch → ingest.
+"""Web search for ``query`` jobs (decision record 0012): search engines → candidate URLs → ranking → fetch → ingest.
 
 1. **Search**: the configured engines (:mod:`lyra.sources.search`) are asked in order; the first that answers with
    results is used. An engine that fails (down, refused, not JSON, a bot check) or finds nothing leaves a warning
@@ -9,7 +9,7 @@
 3. **Ranking**: :class:`lyra.ml.ranking.CandidateRanker` (BM25 + embedding similarity, times the domain category
    weight; the reranker too when one is configured) scores each candidate's ``title. snippet`` against the query
    and against each of the task's claims; a candidate's score is its best one.
-4. **Relevance floor** (issue 25 item 8): each candidate's ``title. snippet`` gets the absolute relevance of
+4. **Relevance floor** (decision record 0010): each candidate's ``title. snippet`` gets the absolute relevance of
    :mod:`lyra.ml.relevance` (``w_emb * cosine + w_terms * share of the claim's content words``) against each of the
    task's claims (the query when the task has none yet); its best one below ``LYRA_RELEVANCE_FLOOR`` makes it
    ``below_floor``: never fetched, listed with that relevance. The ranking orders a pool; the floor reads one result
@@ -41,7 +41,7 @@ import numpy.typing as npt
 
 from lyra.core.errors import InvalidInputError
 from lyra.core.net import normalise_url
-from lyra.core.settings import Settings
+from lyra.core.settings import PipelineSettings, SearchSettings
 from lyra.graph.store import GraphStore
 from lyra.ml.learned_rules import RuleSource, domain_penalties
 from lyra.ml.protocols import Embedder
@@ -191,7 +191,8 @@ class WebSearch:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: SearchSettings,
+        pipeline: PipelineSettings,
         store: GraphStore,
         engines: Sequence[SearchEngine],
         fetcher: Fetcher,
@@ -203,9 +204,10 @@ class WebSearch:
         interventions: PersonQueue | None = None,
     ) -> None:
         self.settings = settings
+        self.pipeline = pipeline  # the relevance floor and weights candidate pages are measured with
         self.store = store
         self.engines = list(engines)
-        self.ranking_rules = ranking_rules  # learned CONSTRAINT rules lowering a domain's weight (issue 15)
+        self.ranking_rules = ranking_rules  # learned CONSTRAINT rules lowering a domain's weight (decision record 0013)
         self.interventions = interventions  # paused domains are skipped, a person's cookies sent
         self.fetcher = fetcher
         self.embedder = embedder
@@ -377,14 +379,14 @@ class WebSearch:
         claim of the task (the query when it has none); those become ``below_floor`` with their relevance."""
         anchors = list(dict.fromkeys(c for c in claims if c.strip())) or [query]
         against = "the query (the task has no claim yet)" if anchors == [query] else "the task's claims"
-        floor = self.settings.relevance_floor
+        floor = self.pipeline.relevance_floor
         scores = relevance(
             anchors,
             np.asarray(self.embedder.embed(anchors), dtype=np.float32),
             [result_text(c) for c in candidates],
             vectors,
-            w_emb=self.settings.relevance_weight_embedding,
-            w_terms=self.settings.relevance_weight_terms,
+            w_emb=self.pipeline.relevance_weight_embedding,
+            w_terms=self.pipeline.relevance_weight_terms,
         )
         best = scores.max(axis=0)
         run.relevance_floor = floor

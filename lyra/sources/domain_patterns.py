@@ -19,7 +19,7 @@ Matching has one implementation, :class:`PatternIndex`: an exact pattern beats e
 globs the longest suffix wins (for one domain, two different matching suffixes always differ in length). The domain
 policy (categories, politeness, denylist) looks domains up in such an index, and :func:`choose_rule` builds one over
 the human override rules, whose equally specific rules are ordered by the most recent ``updated_at``
-(seed 003, decision 20). :func:`pattern_matches` and :func:`pattern_specificity` state the same rule one pattern at
+(decision record 0006). :func:`pattern_matches` and :func:`pattern_specificity` state the same rule one pattern at
 a time; the unit tests check the index against them.
 """
 
@@ -318,7 +318,7 @@ def choose_rule(
 ) -> R | None:
     """The rule that applies to ``domain``, or ``None`` when no rule's pattern matches it.
 
-    Priority (seed 003, decision 20):
+    Priority (decision record 0006):
 
     1. an exact rule beats any suffix rule, however recent the suffix rule is;
     2. among suffix rules the longest suffix wins (``*.b.example.com`` over ``*.example.com``);

@@ -14,9 +14,9 @@ Lookup rules (all sections):
 * ``denylist`` entries follow the same semantics: an exact ``bad.example`` denies only that host (and its
   ``www.`` form); list ``*.bad.example`` as well to deny its subdomains;
 * ``user_overrides`` are exact-match only and change the category and politeness only — never block or
-  unblock (seed 003, Phase 5, Task 5.2). Human blocks and unblocks go through the ``feedback`` tool.
+  unblock (decision record 0012). Human blocks and unblocks go through the ``feedback`` tool.
 
-Categories weight ranking and are attached to edges as metadata; they never enter confidence (seed 003, decision 3).
+Categories weight ranking and are attached to edges as metadata; they never enter confidence (decision record 0007).
 """
 
 from __future__ import annotations

@@ -678,13 +678,15 @@ _ROLE_RULES: list[_Rule] = [
 
 # Lyra's own MCP tools (lyra/mcp/server.py), the feedback actions (lyra.models.trust.FeedbackAction) and the
 # destructive cleanup mode of stop_task: page text naming one of them next to a call verb targets the assistant
-# that drives Lyra. tests/unit/test_injection.py checks this list against the server's tool specs and the models.
+# that drives Lyra. tests/unit/sources/test_injection.py checks this list against the server's tool specs and the
+# models.
 LYRA_TOOL_NAMES: tuple[str, ...] = (
     "create_task", "add_claims", "queue_targets", "queue_reference_candidates", "get_status", "judge_remaining",
     "get_job", "get_auth_queue", "resolve_auth", "stop_task", "get_materials", "get_evidence_graph", "query_graph",
     "list_views", "query_view", "vector_search", "collect_garbage", "feedback", "check_domain",
     "calibration_metrics", "calibration_rollback", "generate_proposals", "list_proposals", "get_proposal",
-    "approve_proposal", "reject_proposal", "list_rules", "retire_rule",
+    "approve_proposal", "reject_proposal", "list_rules", "retire_rule", "next_judgments", "submit_judgments",
+    "review_queue", "export_evidence", "get_changes", "get_claim_timeline", "refresh_task",
 )  # fmt: skip
 LYRA_TOOL_ARGUMENTS: tuple[str, ...] = (
     "domain_block", "domain_unblock", "page_unblock", "domain_clear_override", "claim_reject", "claim_restore",

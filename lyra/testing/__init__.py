@@ -4,6 +4,6 @@
 OpenAlex's shapes from a corpus file, with fault injection and a request log (``python -m lyra.testing.scholarly``).
 
 Nothing on the product's real paths imports this package: only the demo (``lyra.services.demo``), the benchmarks
-(``lyra.bench``) and tests do (``tests/unit/test_layers.py`` holds that rule). It may import ``sources``, ``models``
-and ``core``.
+(``lyra.bench``) and tests do (``tests/unit/architecture/test_layers.py`` holds that rule). It may import
+``sources``, ``models`` and ``core``.
 """

@@ -1,8 +1,14 @@
 """A local HTTP server speaking Semantic Scholar's and OpenAlex's shapes from a corpus file: for tests, the offline
 demo and the citation benchmark. Real sockets, no mocks.
 
-One server, two prefixes: Semantic Scholar under ``/graph/v1`` (:attr:`ReplayServer.s2_url`), OpenAlex under
-``/openalex`` (:attr:`ReplayServer.openalex_url`). Point Lyra at it with ``LYRA_S2_URL`` / ``LYRA_OPENALEX_URL``.
+One server, three prefixes: Semantic Scholar under ``/graph/v1`` (:attr:`ReplayServer.s2_url`), OpenAlex under
+``/openalex`` (:attr:`ReplayServer.openalex_url`), Crossref under ``/crossref`` (:attr:`ReplayServer.crossref_url`).
+Point Lyra at it with ``LYRA_S2_URL`` / ``LYRA_OPENALEX_URL`` / ``LYRA_CROSSREF_URL``.
+
+Crossref: ``GET /works/{doi}`` (the work with its ``updated-by`` notices: retractions, expressions of concern,
+corrections, from the publisher or Retraction Watch; unknown DOI: 404 ``Resource not found.``). OpenAlex works carry
+``is_retracted``. :meth:`ReplayServer.set_updates` (or ``POST /_replay/papers/{id}/updates``) changes a paper's
+notices while the server runs, so a test can retract a paper between two runs.
 
 Semantic Scholar: ``GET /paper/search`` (query, offset, limit, fields; ``total``, ``next`` absent on the last page,
 offset + limit <= 1000), ``GET /paper/{id}`` (S2 id, ``DOI:``, bare DOI, ``PMID:``, ``ARXIV:``, ``CorpusId:``),
@@ -35,24 +41,44 @@ import random
 import re
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lyra.sources.scholarly.papers import ApiName, normalise_arxiv, normalise_doi, normalise_openalex
+from lyra.sources.scholarly.papers import normalise_arxiv, normalise_doi, normalise_openalex
 
 S2_PREFIX = "/graph/v1"
 OPENALEX_PREFIX = "/openalex"
+CROSSREF_PREFIX = "/crossref"
+ReplayApi = Literal["semantic_scholar", "openalex", "crossref"]
+Handle = Callable[[str, str, dict[str, str], str], tuple[int, Any]]
 CONTROL_PREFIX = "/_replay"
 
 
 # --- the corpus -------------------------------------------------------------------------------------------------
+
+
+class CorpusUpdate(BaseModel):
+    """A notice about a paper as Crossref lists it in the paper's ``updated-by``: ``type`` is Crossref's update type
+    (retraction, withdrawal, removal, partial_retraction, expression_of_concern, correction, erratum, ...);
+    ``source`` ``publisher`` or ``retraction-watch`` (the Retraction Watch records Crossref carries)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: str
+    notice_doi: str | None = None
+    date: str | None = None  # YYYY-MM-DD
+    label: str | None = None
+    source: str = "publisher"
+
+
+RETRACTING_UPDATES = frozenset({"retraction", "withdrawal", "removal"})
 
 
 class CorpusPaper(BaseModel):
@@ -78,6 +104,7 @@ class CorpusPaper(BaseModel):
     references: list[str] = Field(default_factory=list)  # corpus ids this paper cites, in order
     s2: dict[str, Any] = Field(default_factory=dict)
     openalex: dict[str, Any] = Field(default_factory=dict)
+    updates: list[CorpusUpdate] = Field(default_factory=list)  # Crossref's updated-by; OpenAlex's is_retracted
 
 
 class Corpus(BaseModel):
@@ -173,7 +200,7 @@ class Fault:
     """What to do instead of (or before) answering normally. ``api`` None: both APIs; ``path_prefix`` is matched
     against the API-relative path (``/paper/batch``, ``/works``). ``times`` None: every matching request."""
 
-    api: ApiName | None = None
+    api: ReplayApi | None = None
     path_prefix: str | None = None
     status: int | None = None  # answer this status instead (with an API-like error body)
     retry_after: float | None = None  # sent as Retry-After (seconds) with ``status``
@@ -181,14 +208,14 @@ class Fault:
     malformed: bool = False  # answer 200 with a broken JSON body
     times: int | None = None
 
-    def matches(self, api: ApiName, path: str) -> bool:
+    def matches(self, api: ReplayApi, path: str) -> bool:
         return (self.api is None or self.api == api) and (self.path_prefix is None or path.startswith(self.path_prefix))
 
 
 @dataclass(frozen=True)
 class LoggedRequest:
     time: float  # time.monotonic() at arrival
-    api: str  # "semantic_scholar", "openalex" or "control"
+    api: str  # "semantic_scholar", "openalex", "crossref" or "control"
     method: str
     path: str  # API-relative, unquoted
     query: dict[str, str]
@@ -238,6 +265,7 @@ OA_FIELDS = (
     "abstract_inverted_index",
     "referenced_works",
     "referenced_works_count",
+    "is_retracted",
 )
 
 
@@ -427,6 +455,7 @@ class _OpenAlex:
             "abstract_inverted_index": inverted_index(v.abstract) if v.abstract else None,
             "referenced_works": refs,
             "referenced_works_count": len(refs),
+            "is_retracted": any(u.type in RETRACTING_UPDATES for u in v.paper.updates),
         }
         if select is None:
             return full
@@ -534,16 +563,66 @@ def _search(text: str, known: Mapping[str, _View]) -> list[str]:
 # --- the server -------------------------------------------------------------------------------------------------
 
 
+def _date_parts(date: str | None) -> dict[str, Any] | None:
+    if not date:
+        return None
+    return {"date-parts": [[int(part) for part in date.split("-")]]}
+
+
+class _Crossref:
+    """Crossref's ``GET /works/{doi}``: ``{"status": "ok", "message-type": "work", "message": {...}}`` with the
+    paper's ``updated-by`` notices; an unknown DOI is a 404 with a plain-text body, as the real API answers."""
+
+    def __init__(self, graph: _Graph) -> None:
+        self.g = graph
+        self.by_doi = {p.doi.lower(): p.id for p in graph.papers.values() if p.doi}
+
+    def work_json(self, paper: CorpusPaper) -> dict[str, Any]:
+        message: dict[str, Any] = {
+            "DOI": paper.doi,
+            "type": "journal-article",
+            "title": [paper.title],
+            "container-title": [paper.venue] if paper.venue else [],
+            "published": _date_parts(str(paper.year)) if paper.year else None,
+            "URL": f"https://doi.org/{paper.doi}",
+        }
+        if paper.updates:
+            message["updated-by"] = [
+                {
+                    "DOI": u.notice_doi,
+                    "type": u.type,
+                    "label": u.label or u.type.replace("_", " ").capitalize(),
+                    "source": u.source,
+                    "updated": _date_parts(u.date),
+                }
+                for u in paper.updates
+            ]
+        return {"status": "ok", "message-type": "work", "message-version": "1.0.0", "message": message}
+
+    def handle(self, method: str, path: str, query: dict[str, str], body: str) -> tuple[int, Any]:
+        if method != "GET":
+            raise _HttpError(405, {"status": "error", "message": "Method not allowed"})
+        if not path.startswith("/works/"):
+            raise _HttpError(404, {"status": "error", "message": f"{path} is not a known route"})
+        doi = normalise_doi(path.removeprefix("/works/"))
+        pid = self.by_doi.get(doi.lower()) if doi else None
+        if pid is None:
+            return 404, b"Resource not found."
+        return 200, self.work_json(self.g.papers[pid])
+
+
 class _State:
     def __init__(self, corpus: Corpus) -> None:
-        graph = _Graph(corpus)
+        graph = _Graph(corpus.model_copy(deep=True))  # set_updates changes this copy, never the caller's corpus
+        self.graph = graph
         self.s2 = _S2(graph)
         self.openalex = _OpenAlex(graph)
+        self.crossref = _Crossref(graph)
         self.lock = threading.Lock()
         self.faults: list[Fault] = []
         self.log: list[LoggedRequest] = []
 
-    def take_fault(self, api: ApiName, path: str) -> Fault | None:
+    def take_fault(self, api: ReplayApi, path: str) -> Fault | None:
         with self.lock:
             for fault in self.faults:
                 if fault.matches(api, path) and (fault.times is None or fault.times > 0):
@@ -583,6 +662,8 @@ class _Handler(BaseHTTPRequestHandler):
             api, path = "semantic_scholar", raw_path.removeprefix(S2_PREFIX)
         elif raw_path.startswith(OPENALEX_PREFIX + "/"):
             api, path = "openalex", raw_path.removeprefix(OPENALEX_PREFIX)
+        elif raw_path.startswith(CROSSREF_PREFIX + "/"):
+            api, path = "crossref", raw_path.removeprefix(CROSSREF_PREFIX)
         elif raw_path.startswith(CONTROL_PREFIX + "/"):
             api, path = "control", raw_path.removeprefix(CONTROL_PREFIX)
         else:
@@ -609,7 +690,7 @@ class _Handler(BaseHTTPRequestHandler):
         state = self.server.state
         if api == "control":
             return (*self._control(method, path, body), {}, False)
-        if api not in ("semantic_scholar", "openalex"):
+        if api not in ("semantic_scholar", "openalex", "crossref"):
             return 404, {"error": "Not Found"}, {}, False
         fault = state.take_fault(api, path)  # type: ignore[arg-type]
         if fault is not None:
@@ -624,8 +705,12 @@ class _Handler(BaseHTTPRequestHandler):
             if fault.malformed:
                 return 200, b'{"data": [{"paperId": "trunc', {}, True
         try:
-            target = state.s2 if api == "semantic_scholar" else state.openalex
-            status, payload = target.handle(method, path, query, body)
+            handlers: dict[str, Handle] = {
+                "semantic_scholar": state.s2.handle,
+                "openalex": state.openalex.handle,
+                "crossref": state.crossref.handle,
+            }
+            status, payload = handlers[api](method, path, query, body)
             return status, payload, {}, fault is not None
         except _HttpError as exc:
             return exc.status, exc.body, {}, fault is not None
@@ -638,6 +723,14 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/faults" and method == "DELETE":
             server.owner.clear_faults()
             return 200, {"faults": 0}
+        if path.startswith("/papers/") and path.endswith("/updates") and method == "POST":
+            paper_id = path.removeprefix("/papers/").removesuffix("/updates")
+            updates = [CorpusUpdate.model_validate(u) for u in json.loads(body or "[]")]
+            try:
+                server.owner.set_updates(paper_id, updates)
+            except KeyError as exc:
+                return 404, {"error": str(exc)}
+            return 200, {"paper": paper_id, "updates": len(updates)}
         if path == "/log" and method == "GET":
             return 200, [asdict(r) for r in server.owner.requests()]
         if path == "/log" and method == "DELETE":
@@ -677,9 +770,22 @@ class ReplayServer:
     def openalex_url(self) -> str:
         return self.base_url + OPENALEX_PREFIX
 
+    @property
+    def crossref_url(self) -> str:
+        return self.base_url + CROSSREF_PREFIX
+
     def settings_overrides(self) -> dict[str, str]:
-        """``s2_url`` and ``openalex_url`` for :func:`lyra.core.settings.load_settings`."""
-        return {"s2_url": self.s2_url, "openalex_url": self.openalex_url}
+        """``s2_url``, ``openalex_url`` and ``crossref_url`` for :func:`lyra.core.settings.load_settings`."""
+        return {"s2_url": self.s2_url, "openalex_url": self.openalex_url, "crossref_url": self.crossref_url}
+
+    def set_updates(self, paper_id: str, updates: list[CorpusUpdate]) -> None:
+        """Change the world: the paper's notices (a retraction, an expression of concern, a correction) from now on,
+        in Crossref's ``updated-by`` and OpenAlex's ``is_retracted`` (or ``POST /_replay/papers/{id}/updates``)."""
+        with self._state.lock:
+            paper = self._state.graph.papers.get(paper_id)
+            if paper is None:
+                raise KeyError(f"no paper {paper_id!r} in the replay corpus")
+            paper.updates = list(updates)
 
     def start(self) -> ReplayServer:
         self._thread = threading.Thread(
@@ -715,7 +821,7 @@ class ReplayServer:
             self._state.faults.clear()
 
     # the request log
-    def requests(self, api: ApiName | None = None, path_prefix: str | None = None) -> list[LoggedRequest]:
+    def requests(self, api: ReplayApi | None = None, path_prefix: str | None = None) -> list[LoggedRequest]:
         with self._state.lock:
             log = list(self._state.log)
         return [

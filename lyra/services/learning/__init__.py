@@ -1,5 +1,5 @@
-"""Lyra learns from its reviewers (issue 15; seed 004's loop: capture -> store -> evaluate -> propose -> meta-review
--> deploy).
+"""Lyra learns from its reviewers (decision record 0013; the loop: capture -> store -> evaluate -> propose ->
+meta-review -> deploy).
 
 * **Capture and store.** Every ``feedback`` action becomes a :class:`FeedbackRecord` node (append-only) with its
   target, the verdict it concerns (judge id, rule-set version, label, confidence), the reviewer, tags and comment; an
@@ -41,7 +41,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from lyra.core.settings import Settings
+from lyra.core.settings import LearningSettings
 from lyra.graph.store import GraphStore
 from lyra.ml.claims import ClaimExtractor
 from lyra.ml.evaluation import LabelledPair
@@ -88,7 +88,8 @@ class LearningService:
     def __init__(
         self,
         store: GraphStore,
-        settings: Settings,
+        settings: LearningSettings,
+        state_dir: Path,
         calibration: CalibrationService,
         embedder: Callable[[], Embedder],
         judge_factory: Callable[[RuleSource, RuleSource], NLIJudge] | None = None,
@@ -99,17 +100,21 @@ class LearningService:
         and whose trained combiner is fitted with ``examples`` too; ``extractor_factory(rules)``: a claim extractor
         whose prompt reads ``rules``; ``rank_task(task_id, rule_sets)``: for each set of ``evidence_ranking`` rules,
         per claim of the task, its fragments in the order ingest ranks them under those rules. They measure
-        proposals' predicted effects (None: those are not measured)."""
+        proposals' predicted effects (None: those are not measured). ``state_dir``: where the feedback index and
+        the learned examples' data are kept."""
         self.store = store
         self.settings = settings
         self.calibration = calibration
         self.rulebook = RuleBook(store, settings.learning_rules_refresh_seconds)
-        self.index = FeedbackIndex(store, settings.state_dir / "faiss" / "feedback", embedder)
+        self.index = FeedbackIndex(store, state_dir / "faiss" / "feedback", embedder)
         self._records = FeedbackRecords(store, self.index)
         classifier = Classifier(
-            self._records, self.index, settings.learning_similarity_threshold, settings.learning_high_min
+            self._records,
+            self.index,
+            settings.learning_similarity_threshold,
+            settings.learning_high_min,
         )
-        self._rules = Rules(store, settings, self.rulebook)
+        self._rules = Rules(store, settings, state_dir, self.rulebook)
         self._proposals = Proposals(store)
         self._effects = EffectMeasurer(
             store, settings, self.rulebook.rules, self.index.embedder, judge_factory, extractor_factory, rank_task

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from lyra.core.settings import Settings
+from lyra.core.settings import LearningSettings
 from lyra.graph.store import GraphStore
 from lyra.ml.claims import ClaimExtractor
 from lyra.ml.evaluation import LabelledPair, load_pairs, score
@@ -113,7 +113,7 @@ class EffectMeasurer:
     def __init__(
         self,
         store: GraphStore,
-        settings: Settings,
+        settings: LearningSettings,
         rules: Callable[[str], LearnedRules],
         embedder: Callable[[], Embedder],
         judge_factory: Callable[[RuleSource, RuleSource], NLIJudge] | None = None,

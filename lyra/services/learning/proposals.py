@@ -26,7 +26,7 @@ import numpy as np
 
 from lyra.core.errors import ConflictError, InvalidInputError, NotFoundError
 from lyra.core.ids import new_id
-from lyra.core.settings import Settings
+from lyra.core.settings import LearningSettings
 from lyra.graph.store import GraphStore, to_plain
 from lyra.ml.calibration import MIN_FIT_SAMPLES
 from lyra.ml.evaluation import LabelledPair
@@ -150,7 +150,7 @@ class Proposer:
     def __init__(
         self,
         store: GraphStore,
-        settings: Settings,
+        settings: LearningSettings,
         calibration: CalibrationService,
         records: FeedbackRecords,
         classifier: Classifier,
@@ -305,10 +305,8 @@ class Proposer:
             out.consolidated.setdefault(pending[0]["id"], []).extend(ids)
         elif any(r.component == component and r.rule_type == rule_type and r.key == key for r in active):
             out.skipped.append(f"{component} {pattern}: an active rule covers it (its effect is tracked)")
-        elif len(group) < self.settings.learning_min_evidence:
-            out.skipped.append(
-                f"{component} {pattern}: {len(group)} new correction(s), {self.settings.learning_min_evidence} needed"
-            )
+        elif len(group) < (needed := self.settings.learning_min_evidence):
+            out.skipped.append(f"{component} {pattern}: {len(group)} new correction(s), {needed} needed")
         else:
             out.created.append(make())
 

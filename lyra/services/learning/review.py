@@ -11,7 +11,7 @@ import json
 
 from lyra.core.errors import ConflictError
 from lyra.core.ids import new_id
-from lyra.core.settings import Settings
+from lyra.core.settings import LearningSettings
 from lyra.graph.store import GraphStore, Transaction, to_plain
 from lyra.ml.learned_rules import (
     CITATION_DETECTION,
@@ -39,7 +39,7 @@ class ProposalReview:
     def __init__(
         self,
         store: GraphStore,
-        settings: Settings,
+        settings: LearningSettings,
         calibration: CalibrationService,
         rulebook: RuleBook,
         rules: Rules,

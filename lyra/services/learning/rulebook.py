@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from lyra.core.errors import ConflictError, NotFoundError
-from lyra.core.settings import Settings
+from lyra.core.settings import LearningSettings
 from lyra.graph.store import GraphStore, Transaction, to_plain
 from lyra.ml.learned_rules import (
     CLAIM_EXTRACTION,
@@ -103,9 +103,10 @@ class RuleBook:
 class Rules:
     """The learned rules as reviewers see and change them: listed with their effects, retired, rolled back."""
 
-    def __init__(self, store: GraphStore, settings: Settings, rulebook: RuleBook) -> None:
+    def __init__(self, store: GraphStore, settings: LearningSettings, state_dir: Path, rulebook: RuleBook) -> None:
         self.store = store
         self.settings = settings
+        self.state_dir = state_dir
         self.rulebook = rulebook
 
     def stored(self, component: str | None) -> list[dict[str, Any]]:
@@ -244,7 +245,7 @@ class Rules:
         return out
 
     def training_data_path(self, version: int) -> Path:
-        return self.settings.state_dir / "learning" / STANCE_TRAINED / f"data_v{version}.jsonl"
+        return self.state_dir / "learning" / STANCE_TRAINED / f"data_v{version}.jsonl"
 
     def write_training_data(self) -> Path | None:
         """The trained judge's extra labelled pairs at the current rule-set version (Lyra's JSONL schema: id,

@@ -3,7 +3,7 @@
 Costs shape the calls (late-2026 pricing): a singleton ``/works/{id}`` is free, a filter costs a little and
 ``search=`` ten times more. So lookups of one id use the singleton route, batches use one
 ``filter=openalex_id:W1|W2|…`` (or ``doi:``, ``pmid:``) call per 50 ids, references are the first 20
-``referenced_works`` resolved in ONE filter call (seed decision 6), citing works page through ``filter=cites:W…``
+``referenced_works`` resolved in ONE filter call (decision record 0011), citing works page through ``filter=cites:W…``
 by page number (cursor paging needs a key). Only the root fields Lyra reads are asked for (``select``).
 Abstracts come as ``abstract_inverted_index`` and are rebuilt by :func:`rebuild_abstract`.
 """
@@ -36,7 +36,7 @@ SELECT = (
 )
 FILTER_MAX = 50  # ids OR-ed in one filter
 PER_PAGE_MAX = 200
-REFERENCES_MAX = 20  # seed decision 6: the first 20 referenced works, in one batched call
+REFERENCES_MAX = 20  # decision record 0011: the first 20 referenced works, in one batched call
 
 _keyless_warned = False
 _keyless_lock = threading.Lock()
@@ -209,7 +209,7 @@ class OpenAlex:
 
     def references(self, paper: Paper, limit: int = 100) -> list[Paper]:
         """The first ``min(limit, 20)`` of the work's ``referenced_works``, resolved in ONE filter call, in the
-        order OpenAlex lists them (seed decision 6)."""
+        order OpenAlex lists them (decision record 0011)."""
         if limit <= 0:
             return []
         key = paper.openalex_id or next((k for pid in paper.identifiers() if (k := pid.openalex())), None)
@@ -237,6 +237,27 @@ class OpenAlex:
         if work_id is None:
             return []
         return self._pages({"filter": f"cites:{work_id}", "select": SELECT}, limit, "a citations page")
+
+
+def retraction_flags(client: OpenAlex, dois: Sequence[str]) -> dict[str, bool]:
+    """OpenAlex's ``is_retracted`` per DOI (normalised, lower case), in one filter call per 50 DOIs; a DOI OpenAlex
+    does not know is left out."""
+    flags: dict[str, bool] = {}
+    keys = sorted({d for d in (normalise_doi(x) for x in dois) if d})
+    for start in range(0, len(keys), FILTER_MAX):
+        chunk = keys[start : start + FILTER_MAX]
+        data = client.http.get(
+            "/works", {"filter": f"doi:{'|'.join(chunk)}", "per_page": str(len(chunk)), "select": "id,doi,is_retracted"}
+        )
+        if data is None:
+            continue
+        if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+            raise client._shape_error("a retraction lookup", data)
+        for work in data["results"]:
+            doi = normalise_doi(work.get("doi") or "") if isinstance(work, dict) else None
+            if doi and isinstance(work.get("is_retracted"), bool):
+                flags[doi.lower()] = work["is_retracted"]
+    return flags
 
 
 def _id_of(paper: Paper, field: str) -> str | None:

@@ -13,12 +13,13 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Generic, Literal, TypeVar
 
 import httpx
 
 from lyra.core.errors import BudgetExhausted, SourceUnavailable
-from lyra.core.settings import Settings
+from lyra.core.settings import ScholarlySettings
 from lyra.sources.scholarly.http import (
     ApiHttp,
     RequestBudget,
@@ -208,8 +209,59 @@ def _openalex_lookup_id(pid: PaperId, found: Paper | None) -> PaperId | None:
     return None
 
 
+def http_client(settings: ScholarlySettings) -> httpx.Client:
+    """The one HTTP client the scholarly APIs share: their timeout, redirects, and a User-Agent naming the contact."""
+    return httpx.Client(
+        timeout=httpx.Timeout(settings.scholarly_timeout_seconds),
+        follow_redirects=True,
+        headers={"User-Agent": user_agent(settings.contact_email)},
+    )
+
+
+def retry_policy(settings: ScholarlySettings) -> RetryPolicy:
+    return RetryPolicy(
+        attempts=settings.scholarly_max_attempts,
+        initial_wait=settings.scholarly_retry_initial_wait,
+        max_wait=settings.scholarly_retry_max_wait,
+        timeout=settings.scholarly_retry_timeout,
+    )
+
+
+def polite_params(settings: ScholarlySettings) -> dict[str, str]:
+    """``mailto``: the contact OpenAlex and Crossref ask polite clients to name (their polite pools)."""
+    return {"mailto": settings.contact_email} if settings.contact_email else {}
+
+
+def openalex_http(
+    settings: ScholarlySettings,
+    client: httpx.Client,
+    retry: RetryPolicy,
+    budget: RequestBudget,
+    usage: Usage,
+    cache: ResponseCache | None,
+) -> ApiHttp:
+    """OpenAlex's door over ``client``: its address, rate limit, polite ``mailto`` and API key."""
+    secret = {"api_key": settings.openalex_api_key.get_secret_value()} if settings.openalex_api_key else {}
+    return ApiHttp(
+        "openalex",
+        settings.openalex_url,
+        client,
+        limiter=shared_limiter("openalex", settings.openalex_url, settings.openalex_requests_per_second),
+        retry=retry,
+        usage=usage,
+        budget=budget,
+        cache=cache,
+        params=polite_params(settings),
+        secret_params=secret,
+        key_hint="check the key in LYRA_OPENALEX_API_KEY and its daily allowance"
+        if secret
+        else "set LYRA_OPENALEX_API_KEY: the keyless allowance is tiny",
+    )
+
+
 def build_sources(
-    settings: Settings,
+    settings: ScholarlySettings,
+    cache_file: Path,
     *,
     max_requests: int | None = None,
     s2: bool = True,
@@ -217,25 +269,17 @@ def build_sources(
     page_size: int = 100,
 ) -> ScholarlySources:
     """Both clients over one ``httpx.Client``, one response cache and one request budget (``max_requests`` sent
-    requests across both APIs; cache hits are free). Rate limiters are shared process-wide per API. Close the
-    result (or use it as a context manager) to release the client and the cache."""
-    client = httpx.Client(
-        timeout=httpx.Timeout(settings.scholarly_timeout_seconds),
-        follow_redirects=True,
-        headers={"User-Agent": user_agent(settings.contact_email)},
-    )
+    requests across both APIs; cache hits are free). Rate limiters are shared process-wide per API. ``cache_file``:
+    the response cache (``Settings.scholarly_cache_file``). Close the result (or use it as a context manager) to
+    release the client and the cache."""
+    client = http_client(settings)
     cache = (
-        ResponseCache(settings.scholarly_cache_file, settings.scholarly_cache_ttl_seconds)
+        ResponseCache(cache_file, settings.scholarly_cache_ttl_seconds)
         if settings.scholarly_cache_ttl_seconds > 0
         else None
     )
     budget = RequestBudget(max_requests)
-    retry = RetryPolicy(
-        attempts=settings.scholarly_max_attempts,
-        initial_wait=settings.scholarly_retry_initial_wait,
-        max_wait=settings.scholarly_retry_max_wait,
-        timeout=settings.scholarly_retry_timeout,
-    )
+    retry = retry_policy(settings)
     s2_client: SemanticScholar | None = None
     if s2:
         headers = {"x-api-key": settings.s2_api_key.get_secret_value()} if settings.s2_api_key else {}
@@ -258,28 +302,9 @@ def build_sources(
         )
     oa_client: OpenAlex | None = None
     if openalex:
-        params = {"mailto": settings.contact_email} if settings.contact_email else {}
-        secret = {"api_key": settings.openalex_api_key.get_secret_value()} if settings.openalex_api_key else {}
-        if not secret:
+        if not settings.openalex_api_key:
             warn_keyless_once()
-        oa_client = OpenAlex(
-            ApiHttp(
-                "openalex",
-                settings.openalex_url,
-                client,
-                limiter=shared_limiter("openalex", settings.openalex_url, settings.openalex_requests_per_second),
-                retry=retry,
-                usage=Usage(),
-                budget=budget,
-                cache=cache,
-                params=params,
-                secret_params=secret,
-                key_hint="check the key in LYRA_OPENALEX_API_KEY and its daily allowance"
-                if secret
-                else "set LYRA_OPENALEX_API_KEY: the keyless allowance is tiny",
-            ),
-            page_size=page_size,
-        )
+        oa_client = OpenAlex(openalex_http(settings, client, retry, budget, Usage(), cache), page_size=page_size)
     sources = ScholarlySources(s2_client, oa_client)
     sources._closers.append(client.close)
     if cache is not None:

@@ -1,7 +1,7 @@
 """Semantic Scholar's Graph API (``/graph/v1``): search, lookups by id, batch lookups, references and citations.
 
 Only the fields Lyra uses are asked for (:data:`FIELDS`); ``isInfluential``, contexts and intents never are
-(seed decision 12). Ids: the S2 paper id, ``DOI:``, ``PMID:``, ``ARXIV:``; an OpenAlex id has no S2 form and
+(decision record 0011). Ids: the S2 paper id, ``DOI:``, ``PMID:``, ``ARXIV:``; an OpenAlex id has no S2 form and
 looks up nothing.
 """
 

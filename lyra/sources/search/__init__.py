@@ -2,7 +2,8 @@
 
 Entry point::
 
-    engines = build_engines(settings, fetcher)        # from LYRA_WEB_SEARCH_ENGINES, LYRA_SEARXNG_URL, LYRA_SERP_URL
+    # from LYRA_WEB_SEARCH_ENGINES, LYRA_SEARXNG_URL, LYRA_SERP_URL
+    engines = build_engines(settings.search, settings.web.chromium_path, fetcher)
     warnings: list[str] = []
     for engine in engines:                            # in order; the next one when an engine fails
         try:
@@ -29,7 +30,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from lyra.core.settings import Settings
+from lyra.core.settings import SearchSettings
 from lyra.sources.search.base import RawGetter, SearchEngine, SearchEngineError, SearchResult, http_url
 from lyra.sources.search.browser_serp import BrowserSerpEngine, SerpPage, parse_serp, result_target
 from lyra.sources.search.searxng import SearxngAnswer, SearxngEngine, parse_searxng
@@ -55,7 +56,9 @@ __all__ = [
 ]
 
 
-def engine_names(settings: Settings, *, chromium: Callable[[Path], bool] = Path.exists) -> tuple[list[str], list[str]]:
+def engine_names(
+    settings: SearchSettings, chromium_path: Path, *, chromium: Callable[[Path], bool] = Path.exists
+) -> tuple[list[str], list[str]]:
     """The engines ``LYRA_WEB_SEARCH_ENGINES`` asks for, in order, and notes on what was left out and why.
 
     ``auto``: ``searxng`` when ``LYRA_SEARXNG_URL`` is set, then ``browser`` when chromium is installed at
@@ -71,10 +74,10 @@ def engine_names(settings: Settings, *, chromium: Callable[[Path], bool] = Path.
             names.append("searxng")
         else:
             notes.append("no SearXNG instance configured (LYRA_SEARXNG_URL)")
-        if chromium(settings.chromium_path):
+        if chromium(chromium_path):
             names.append("browser")
         else:
-            notes.append(f"no chromium at {settings.chromium_path} for the browser engine (LYRA_CHROMIUM_PATH)")
+            notes.append(f"no chromium at {chromium_path} for the browser engine (LYRA_CHROMIUM_PATH)")
         return names, notes
     names = []
     for name in wanted:
@@ -86,7 +89,8 @@ def engine_names(settings: Settings, *, chromium: Callable[[Path], bool] = Path.
 
 
 def build_engines(
-    settings: Settings,
+    settings: SearchSettings,
+    chromium_path: Path,
     client: RawGetter,
     *,
     renderer: Callable[[], PageRenderer] | None = None,
@@ -94,12 +98,12 @@ def build_engines(
 ) -> tuple[list[SearchEngine], list[str]]:
     """The configured engines over ``client`` (the web fetcher), in order, and the notes of :func:`engine_names`.
     ``renderer``: the browser engine's backend factory (default: Debian's chromium at ``LYRA_CHROMIUM_PATH``)."""
-    names, notes = engine_names(settings, chromium=chromium)
+    names, notes = engine_names(settings, chromium_path, chromium=chromium)
 
     def chromium_renderer() -> PageRenderer:
         from lyra.sources.web.browser import ChromiumRenderer
 
-        return ChromiumRenderer(settings.chromium_path)
+        return ChromiumRenderer(chromium_path)
 
     engines: list[SearchEngine] = []
     for name in names:
@@ -116,7 +120,10 @@ def build_engines(
         elif name == "browser":
             engines.append(
                 BrowserSerpEngine(
-                    settings.serp_url, client, renderer or chromium_renderer, robots=settings.web_search_robots_txt
+                    settings.serp_url,
+                    client,
+                    renderer or chromium_renderer,
+                    robots=settings.web_search_robots_txt,
                 )
             )
     return engines, notes

@@ -2,7 +2,7 @@
 
 Entry point::
 
-    fetcher = WebFetcher(settings, gate=domain_gate)   # once per process; thread-safe, shared by worker threads
+    fetcher = WebFetcher(settings.web, domain_gate)    # once per process; thread-safe, shared by worker threads
     outcome = fetcher.fetch("https://journal.example/article/1")
     if outcome.ok:
         ingest(outcome.document)                         # a SourceDocument; ``raw`` set, so ingest scans it

@@ -18,9 +18,9 @@ text outside navigation, header, footer, forms and the consent notice itself):
 * ``consent_wall`` — a cookie/GDPR consent notice (a consent manager's element, or the phrases of one: "we use
   cookies", "accept all", "manage preferences", ...) and nothing else to read; or a consent host (``consent.*``).
 
-What must not be flagged (tests/unit/test_challenge.py): an article that talks about CAPTCHAs or quotes "verify you
-are human", an article with a reCAPTCHA-protected comment form, an article with a login form in its header, an
-article with a cookie banner, a short page with none of the markers.
+What must not be flagged (tests/unit/sources/test_challenge.py): an article that talks about CAPTCHAs or quotes
+"verify you are human", an article with a reCAPTCHA-protected comment form, an article with a login form in its
+header, an article with a cookie banner, a short page with none of the markers.
 """
 
 from __future__ import annotations

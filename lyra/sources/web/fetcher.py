@@ -15,7 +15,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 import httpx
 
 from lyra.core.errors import InvalidInputError
-from lyra.core.settings import Settings
+from lyra.core.settings import Settings, WebSettings
 from lyra.sources.domain_patterns import normalise_domain, pattern_matches
 from lyra.sources.domain_policy import ReloadingDomainPolicy
 from lyra.sources.local_files import SourceDocument
@@ -194,8 +194,9 @@ def _no_cookies() -> CookieJar:
     return CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
 
 
-def user_agent(settings: Settings) -> str:
-    contact_value = settings.web_contact or settings.contact_email
+def user_agent(settings: WebSettings, contact_email: str | None = None) -> str:
+    """The User-Agent: LYRA_WEB_USER_AGENT naming LYRA_WEB_CONTACT (else LYRA_CONTACT_EMAIL) for site owners."""
+    contact_value = settings.web_contact or contact_email
     contact = f"; +{contact_value}" if contact_value else ""
     base = settings.web_user_agent.strip()
     if contact and base.endswith(")"):
@@ -211,29 +212,29 @@ class WebFetcher:
     ``gate``: the domain decision (``DomainGate`` fits); None: ``config/domains.yaml`` alone (:class:`PolicyDecider`).
     ``resolver``: host name -> addresses (tests map their own names to 127.0.0.1). ``renderer``: a browser backend
     for pages that need one; None: chromium (:class:`~lyra.sources.web.browser.ChromiumRenderer`) when
-    ``LYRA_WEB_BROWSER`` is ``auto`` or ``always``, else HTML is used as fetched.
+    ``LYRA_WEB_BROWSER`` is ``auto`` or ``always``, else HTML is used as fetched. ``contact_email``: named in the
+    User-Agent when ``web_contact`` is not set. :meth:`from_settings` builds one from the whole :class:`Settings`.
     """
 
     def __init__(
         self,
-        settings: Settings,
-        gate: DomainDecider | None = None,
+        settings: WebSettings,
+        gate: DomainDecider,
         *,
+        contact_email: str | None = None,
         counter: PageCounter | None = None,
         limiter: RequestSpacer | None = None,
         resolver: Resolver = system_resolver,
         renderer: PageRenderer | None = None,
     ) -> None:
         self.settings = settings
-        self.gate: DomainDecider = gate or PolicyDecider(
-            ReloadingDomainPolicy(settings.domains_file, check_interval=settings.domain_policy_check_seconds)
-        )
+        self.gate: DomainDecider = gate
         # pages blocked for a dangerous pattern are refused at every hop (a redirect into one too)
         self.page_blocks = gate.page_block_reason if isinstance(gate, PageBlocks) else None
         self.counter: PageCounter = counter or MemoryPageCounter()
         self.limiter: RequestSpacer = limiter or RateLimiter()
         self.address_policy = AddressPolicy.from_allow_list(settings.fetch_allow_hosts)
-        self.user_agent = user_agent(settings)
+        self.user_agent = user_agent(settings, contact_email)
         self.robots_agent = self.user_agent.split("/", 1)[0].split()[0] or "Lyra"
         if renderer is None and settings.web_browser != "off":
             renderer = ChromiumRenderer(settings.chromium_path)
@@ -252,6 +253,34 @@ class WebFetcher:
         self._closed = threading.Event()
 
     # ------------------------------------------------------------------ lifecycle
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        gate: DomainDecider | None = None,
+        *,
+        counter: PageCounter | None = None,
+        limiter: RequestSpacer | None = None,
+        resolver: Resolver = system_resolver,
+        renderer: PageRenderer | None = None,
+    ) -> WebFetcher:
+        """A fetcher from the whole settings: the web part, the contact e-mail and, without a ``gate``, the domain
+        policy file alone (:class:`PolicyDecider`, re-read every ``LYRA_DOMAIN_POLICY_CHECK_SECONDS``)."""
+        decider = gate or PolicyDecider(
+            ReloadingDomainPolicy(
+                settings.paths.domains_file, check_interval=settings.trust.domain_policy_check_seconds
+            )
+        )
+        return cls(
+            settings.web,
+            decider,
+            contact_email=settings.scholarly.contact_email,
+            counter=counter,
+            limiter=limiter,
+            resolver=resolver,
+            renderer=renderer,
+        )
+
     def close(self) -> None:
         if not self._closed.is_set():
             self._closed.set()

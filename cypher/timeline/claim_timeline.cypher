@@ -1,0 +1,34 @@
+// mode: read
+// A claim's timeline, the audit log of what happened to it, newest first: its snapshots (where it stood after each
+// run that moved it), its stance edges as they were added, the judgments that changed them (a person, an assistant)
+// and the retractions of pages the task read that carry its evidence. In Neo4j Browser, the same for one claim:
+//   MATCH (c:Claim {id: $claim_id})-[:HAS_SNAPSHOT]->(s) RETURN s ORDER BY s.at DESC
+// Params: $task_id, $claim_id, $limit
+// One row (none: the claim is not the task's): the claim's text, its events (at most $limit) and how many it has.
+MATCH (t:Task {id: $task_id})-[:HAS_CLAIM]->(c:Claim {id: $claim_id})
+WITH t, c, COLLECT {
+  CALL (t, c) {
+  MATCH (c)-[:HAS_SNAPSHOT]->(s:ClaimSnapshot)
+  RETURN s.at AS at, 'snapshot' AS kind, s {.run_id, .run_kind, .confidence, .uncertainty, .controversy, .alpha,
+                                          .beta, .supports, .refutes, .neutrals} AS detail
+  UNION ALL
+  MATCH (c)<-[r:SUPPORTS|REFUTES|NEUTRAL]-(f:Fragment)
+  RETURN r.created_at AS at, 'edge_added' AS kind,
+         {edge_id: r.id, relation: toLower(type(r)), judge: r.judge, fragment_id: f.id,
+          weight: CASE WHEN r.retracted = true THEN 0.0 WHEN r.edge_human_corrected = true THEN 1.0
+                       ELSE toFloat(r.nli_confidence) END} AS detail
+  UNION ALL
+  MATCH (j:Judgment {claim_id: c.id})
+  RETURN j.at AS at, 'judgment' AS kind, j {.*, at: null} AS detail
+  UNION ALL
+  MATCH (c)<-[:SUPPORTS|REFUTES|NEUTRAL]-(:Fragment)-[:EXTRACTED_FROM]->(p:Page)<-[:READ]-(t)
+    WHERE p.retracted_at IS NOT NULL
+  WITH DISTINCT p
+  RETURN p.retracted_at AS at, 'retraction' AS kind,
+         {page_id: p.id, url: p.url, doi: p.doi, notice_doi: p.retraction_notice_doi,
+          source: p.retraction_source} AS detail
+  }
+  WITH at, kind, detail ORDER BY at DESC
+  RETURN {at: toString(at), kind: kind, detail: detail}
+} AS events
+RETURN c.text AS text, events[..$limit] AS events, size(events) AS total

@@ -1,0 +1,70 @@
+"""Living evidence: a task's retraction check and its refresh (docs/concepts/retractions.md)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from lyra.models.api import Request, Response, RetractionNotice, TargetKind, TaskRequest
+
+PageRetractionState = Literal["retracted", "has_concern", "corrected", "none", "unknown"]
+
+
+class PageRetraction(Response):
+    """A page's retraction status after a check."""
+
+    source_id: str
+    doi: str
+    state: PageRetractionState = Field(
+        description="retracted (its evidence no longer counts), has_concern / corrected (shown, never counted), none, "
+        "or unknown (no source could answer: nothing was written)"
+    )
+    newly_retracted: bool = Field(default=False, description="found retracted by this check")
+    retracted_at: str | None = None
+    notices: list[RetractionNotice] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list, description="why a source could not answer")
+
+
+class RetractionCheck(Response):
+    task_id: str
+    run_id: str | None = Field(description="the recorded 'retractions' run (get_changes lists it)")
+    pages_checked: int
+    pages: list[PageRetraction] = Field(description="every page checked, retracted ones first")
+    edges_retracted: int = Field(description="stance edges that stopped counting in this check")
+    claims_moved: int
+
+
+class RefreshBody(Request):
+    max_targets: int = Field(
+        default=20,
+        ge=0,
+        le=500,
+        description="queue at most this many of the task's earlier targets (queries, URLs, DOIs) again as new "
+        "jobs; 0 only checks retractions",
+    )
+    max_pages: int = Field(
+        default=200, ge=0, le=5000, description="check the retraction status of at most this many DOI pages"
+    )
+
+
+class RefreshRequest(RefreshBody, TaskRequest):
+    pass
+
+
+class RefreshedTarget(Response):
+    kind: TargetKind
+    value: str
+    job_id: str | None = Field(description="the new job (null: not queued)")
+    status: Literal["queued", "pending", "over_budget"] = Field(
+        description="queued again; pending: a job for it is still queued or running; over_budget: beyond max_targets"
+    )
+
+
+class RefreshResult(Response):
+    task_id: str
+    refresh_id: str = Field(description="the refresh's own id (its jobs carry it)")
+    run_id: str | None = Field(description="the recorded 'refresh' run (get_changes lists it)")
+    queued: int
+    targets: list[RefreshedTarget]
+    retractions: RetractionCheck
