@@ -1,6 +1,7 @@
 """The judge's speed work, without real weights: the FEVER first stage (on a tiny *randomly initialised* BERT this
 test builds), the claim-first prompt layout and its short fences, the LLM usage counters and the bench's cold judge
-cost. The same answers with and without llama.cpp's prompt cache on the real LLM: tests/unit/test_stance_models.py."""
+cost; the grouping of the LLM's questions by claim and the default prompt (a fake stands in for the LLM). The same
+answers with and without llama.cpp's prompt cache on the real LLM: tests/integration/pipeline/test_stance_models.py."""
 
 from __future__ import annotations
 
