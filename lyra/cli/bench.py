@@ -139,6 +139,9 @@ def bench_faiss(
 def bench_pipeline(
     synthetic: int = typer.Option(0, help="also run on a synthetic corpus of this many fragments (e.g. 10000)"),
     compare: list[str] = typer.Option([], help="also time these judges on the same pairs (e.g. llm, trained+llm)"),
+    judge_pairs: int | None = typer.Option(
+        None, min=1, help="time the cold judges on only the first N of the ingest's pairs (a time bound)"
+    ),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Pipeline throughput on the demo corpus (and a synthetic one) and its share of time inside the models."""
@@ -149,7 +152,7 @@ def bench_pipeline(
     settings = settings_from_env()
     corpus = settings.paths.examples_dir / "corpus"
     claims = [q["claim"] for q in json.loads((corpus / "questions.json").read_text(encoding="utf-8"))]
-    results = [run_pipeline_bench(settings, corpus, claims, "demo corpus", compare)]
+    results = [run_pipeline_bench(settings, corpus, claims, "demo corpus", compare, judge_pairs)]
     if synthetic:
         with tempfile.TemporaryDirectory(prefix="lyra-synthetic-") as folder:
             write_synthetic_corpus(Path(folder), synthetic)
@@ -160,6 +163,7 @@ def bench_pipeline(
                     ["Drug A lowers blood pressure.", "The reading app improves test scores."],
                     f"synthetic {synthetic:,} fragments",
                     compare,
+                    judge_pairs,
                 )
             )
     if as_json:
@@ -193,11 +197,41 @@ def bench_pipeline(
         )
     out.print(table)
     for r in results:
-        for variant, rate in r.compared_judges_pairs_per_second.items():
+        if r.ingest_llm_calls_per_pair is not None:
             out.print(
-                f"{r.corpus}: judge '{variant}' on the same {r.pairs_judged} pairs: {rate:.2f} pairs/s "
-                f"(the configured judge: {r.raw_judge_pairs_per_second:.2f})"
+                f"{r.corpus} ingest: {r.ingest_llm_calls_per_pair:.2f} LLM calls and "
+                f"{r.ingest_prompt_tokens_per_pair:.0f} prompt tokens evaluated per judged pair"
             )
+        judges = Table(
+            "judge",
+            "pairs",
+            "s",
+            "pairs/s",
+            "× configured",
+            "LLM calls/pair",
+            "prompt tokens evaluated/pair",
+            "cached/pair",
+            "pairs to LLM",
+            title=f"{r.corpus}: the judges on the same pairs, cold caches",
+        )
+        base = r.judges[0].pairs_per_second if r.judges else 0.0
+
+        def num(value: float | None, spec: str) -> str:
+            return "n/a" if value is None else format(value, spec)
+
+        for j in r.judges:
+            judges.add_row(
+                j.judge,
+                str(j.pairs),
+                f"{j.seconds:.1f}",
+                f"{j.pairs_per_second:.2f}",
+                f"{j.pairs_per_second / base:.2f}" if base else "n/a",
+                num(j.llm_calls_per_pair, ".2f"),
+                num(j.prompt_tokens_evaluated_per_pair, ".0f"),
+                num(j.prompt_tokens_cached_per_pair, ".0f"),
+                num(j.llm_pair_share, ".0%"),
+            )
+        out.print(judges)
 
 
 @bench_app.command("citations")

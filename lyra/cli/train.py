@@ -15,7 +15,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from lyra.cli.common import err, handle_errors, out, settings_from_env
+from lyra.cli.common import err, experiment_from_env, handle_errors, out, settings_from_env
 
 # The trainer's choices, spelled out so that `lyra train --help` does not import it (numpy, torch); the unit test
 # tests/unit/cli/test_cli_startup.py checks them against lyra.services.training and lyra.ml.stance_judge.
@@ -62,6 +62,15 @@ def train_stance_command(
     llm_per_label: int | None = typer.Option(
         None, min=5, help="fit the LLM combiner on the first N calibration pairs of each label (cost bound)"
     ),
+    fever_pairs: int = typer.Option(
+        0, min=0, help="FEVER pairs in a first, two-way training stage (auxiliary head; 0: no such stage)"
+    ),
+    fever_epochs: int = typer.Option(1, min=1, max=10),
+    top_k_sentences: int = typer.Option(
+        0, min=0, help="the judge reads only the k sentences closest to the claim (0: every sentence)"
+    ),
+    max_rows: int = typer.Option(0, min=0, help="train on a seeded sample of this many rows (0: all)"),
+    fever_file: Path = typer.Option(Path("../shared/training/fever_rte_dev.jsonl"), "--fever-file"),
 ) -> None:
     """Train the sentence-level stance network (claim folds 2-4) and fit its calibrated combiner (fold 1);
     fold 0 stays held out (`lyra eval nli --split heldout`). Writes manifest.json + stance_head.safetensors."""
@@ -77,6 +86,10 @@ def train_stance_command(
         combiner_l2=combiner_l2,
         combiner_balanced=balanced,
         negation_augment=not no_negation,
+        fever_pairs=fever_pairs,
+        fever_epochs=fever_epochs,
+        top_k_sentences=top_k_sentences,
+        max_rows=max_rows,
     )
     columns = (
         TextColumn("{task.description}"),
@@ -104,6 +117,8 @@ def train_stance_command(
             llm_per_label=llm_per_label,
             extra_calibration=extra_calibration,
             llm_features=llm_features,
+            fever=fever_file if fever_pairs else None,
+            experiment=experiment_from_env(),
         )
     out.print(
         f"wrote {summary.output}: {summary.artifact_bytes / 1e6:.1f} MB, sha256 {summary.artifact_sha256[:16]}…; "

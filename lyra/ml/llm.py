@@ -12,6 +12,7 @@ import logging
 import math
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -50,13 +51,54 @@ def option_probabilities(top: Sequence[tuple[str, float]], options: Sequence[str
     return {o: v / total for o, v in mass.items()}
 
 
+@dataclass
+class LLMUsage:
+    """What the LLM was asked since it was made (or since :meth:`reset`): calls, prompt tokens it evaluated and
+    prompt tokens it reused from its prefix cache (as llama.cpp's ``timings`` report them), and generated tokens."""
+
+    calls: int = 0
+    prompt_tokens_evaluated: int = 0
+    prompt_tokens_cached: int = 0
+    tokens_generated: int = 0
+
+    def add(self, timings: dict[str, Any]) -> None:
+        self.calls += 1
+        self.prompt_tokens_evaluated += int(timings.get("prompt_n", 0) or 0)
+        self.prompt_tokens_cached += int(timings.get("cache_n", 0) or 0)
+        self.tokens_generated += int(timings.get("predicted_n", 0) or 0)
+
+    def snapshot(self) -> LLMUsage:
+        return replace(self)
+
+    def since(self, before: LLMUsage) -> LLMUsage:
+        return LLMUsage(
+            self.calls - before.calls,
+            self.prompt_tokens_evaluated - before.prompt_tokens_evaluated,
+            self.prompt_tokens_cached - before.prompt_tokens_cached,
+            self.tokens_generated - before.tokens_generated,
+        )
+
+
 class LlamaCppLLM:
-    """llama.cpp running in this process through xllamacpp. Calls are serialised by a lock."""
+    """llama.cpp running in this process through xllamacpp. Calls are serialised by a lock.
+
+    ``prompt_cache`` (default on): llama.cpp keeps the last prompt's evaluated state and reuses its longest common
+    prefix with the next prompt, so only the new tail is evaluated; off, every prompt is evaluated whole (the
+    answers are the same, only slower: tests/unit/test_llm_prefix_cache.py checks that on the real model).
+    ``usage`` counts calls and tokens."""
 
     def __init__(
-        self, gguf: Callable[[], Path], model_id: str, n_ctx: int = 4096, threads: int = 2, seed: int = 7
+        self,
+        gguf: Callable[[], Path],
+        model_id: str,
+        n_ctx: int = 4096,
+        threads: int = 2,
+        seed: int = 7,
+        prompt_cache: bool = True,
     ) -> None:
         self.model_id = model_id
+        self.prompt_cache = prompt_cache
+        self.usage = LLMUsage()
         self._gguf = gguf  # resolved on first use (the bundled GGUF is assembled then)
         self._n_ctx = n_ctx
         self._threads = threads
@@ -87,7 +129,9 @@ class LlamaCppLLM:
     def _complete(self, request: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
             server = self._load()
-            response = server.handle_completions({"cache_prompt": True, "temperature": 0.0, **request})
+            response = server.handle_completions({"cache_prompt": self.prompt_cache, "temperature": 0.0, **request})
+            if isinstance(response, dict) and isinstance(response.get("timings"), dict):
+                self.usage.add(response["timings"])
         if not isinstance(response, dict) or "error" in response:
             raise LLMError(f"llama.cpp refused the request: {response!r:.300}")
         return response

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import secrets
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -36,13 +37,20 @@ from lyra.ml.cache import AnswerCache
 from lyra.ml.learned_rules import STANCE_LLM, LearnedRules, RuleSource, no_rules
 from lyra.ml.protocols import LABELS, LLM, Embedder, NLIResult
 from lyra.ml.stance_features import StanceCombiner, features
-from lyra.sources.injection import Fence
+from lyra.sources.injection import DEFAULT_DELIMITER_PREFIX, Fence
 
 log = logging.getLogger(__name__)
 
 
 VERDICT_OPTIONS = ("agrees", "disagrees", "neither")  # first tokens differ: "ag", "dis", "ne"
 PROMPT_FILES = ("stance_question.j2", "stance_three_way.j2", "stance_examples.yaml")
+
+
+def short_fence() -> Fence:
+    """A per-pair fence with 32 random bits instead of 64 (e.g. ``LYRA-UNTRUSTED-9f2c4e1a``): about half the
+    tokens of :meth:`Fence.new` around every judged passage, still fresh and unguessable for the one prompt it
+    wraps (the passage is also checked for the delimiter prefix, as always)."""
+    return Fence(f"{DEFAULT_DELIMITER_PREFIX}-{secrets.token_hex(4)}")
 
 
 def prompt_environment(prompts_dir: Path) -> Environment:
@@ -63,6 +71,9 @@ class StanceJudgeConfig:
     examples: int = 6  # few-shot examples used
     neutral_floor: float = 0.10  # neutral probability mass kept when one question says yes
     combiner: str | None = None  # path of the fitted StanceCombiner weights (hybrid mode)
+    # the yes/no prompt's layout: the claim before the passage (the claim joins the cached prefix of the pairs of one
+    # claim) and short per-pair fences (fewer tokens evaluated per pair); False: the earlier passage-first layout
+    claim_first: bool = False  # opt-in until the LLM combiner is refitted for it (docs/evaluation/stance-variants.md)
 
     def fingerprint(self) -> str:
         return hashlib.sha256(repr(sorted(self.__dict__.items())).encode()).hexdigest()[:12]
@@ -125,7 +136,10 @@ class LLMStanceJudge:
         prompts = b"".join((prompts_dir / f).read_bytes() for f in PROMPT_FILES)
         fingerprint += "-" + hashlib.sha256(prompts).hexdigest()[:8]
         # what a yes/no answer depends on: the model, the prompts and how many examples they show
-        self._base_answers_id = f"{llm.model_id}:{hashlib.sha256(prompts).hexdigest()[:16]}:{self.config.examples}"
+        layout = ":claim-first" if self.config.claim_first else ""
+        self._base_answers_id = (
+            f"{llm.model_id}:{hashlib.sha256(prompts).hexdigest()[:16]}:{self.config.examples}{layout}"
+        )
         if self.config.mode == "hybrid" and self.config.combiner and Path(self.config.combiner).exists():
             # refitted weights are a different judge: cached verdicts of the old one must not be reused
             weights = Path(self.config.combiner).read_bytes()
@@ -193,6 +207,7 @@ class LLMStanceJudge:
         else:
             text = self._question.render(
                 question=question,
+                claim_first=self.config.claim_first,
                 examples=examples,
                 learned_rules=list(rules.guidelines),
                 passage=passage,
@@ -214,7 +229,7 @@ class LLMStanceJudge:
         keyed by the model, the prompt files and the learned rules."""
         rules = self.rules()
         answers_id = self._answers_id(rules)
-        fence = Fence.new()
+        fence = short_fence() if self.config.claim_first else Fence.new()
         answer = self._cached(
             "yes-no",
             answers_id,

@@ -79,6 +79,22 @@ def cue_features(passage: str, claim: str) -> list[float]:
 
 
 @dataclass(frozen=True)
+class _PairView:
+    claim: str
+    passage: str  # the decisive sentences, as the LLM is shown them
+    values: dict[str, float]  # PAIR_FEATURES and CUE_FEATURES
+    decisive: str | None  # the sentence least likely neutral
+
+
+@dataclass
+class JudgeStats:
+    """Pairs a :class:`TrainedStanceJudge` judged, and how many of them it put to the LLM."""
+
+    pairs: int = 0
+    llm_pairs: int = 0
+
+
+@dataclass(frozen=True)
 class StanceArtifact:
     folder: Path
     manifest: dict[str, Any]
@@ -335,8 +351,15 @@ class TrainedStanceJudge:
         self._threads = threads
         self._batch_size = batch_size
         self._max_length = int(self.artifact.manifest["max_length"])
+        # 0: the network reads every sentence of a passage; k: only the k closest to the claim by embedding cosine
+        self._top_k = int(self.artifact.manifest.get("top_k_sentences", 0) or 0)
+        if self._top_k and embed is None:
+            raise ConfigError(
+                f"the stance artifact in {folder} reads the top {self._top_k} sentences: it needs an embedder"
+            )
         self._net: Any = None
         self._lock = threading.Lock()
+        self.stats = JudgeStats()
 
     @property
     def model_id(self) -> str:
@@ -396,6 +419,8 @@ class TrainedStanceJudge:
     def sentence_probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[list[str], np.ndarray]]:
         """Per pair, its premise's sentences and their (sentences x 3) probabilities from the network."""
         split = [split_sentences(premise) or [premise] for premise, _ in pairs]
+        if self._top_k:
+            split = self._closest(split, [claim for _, claim in pairs])
         claims = [claim for (_, claim), sentences in zip(pairs, split, strict=True) for _ in sentences]
         flat = [sentence for sentences in split for sentence in sentences]
         probs = self.network_probabilities(claims, flat)
@@ -405,6 +430,55 @@ class TrainedStanceJudge:
             out.append((sentences, probs[start : start + len(sentences)]))
             start += len(sentences)
         return out
+
+    def _closest(self, split: list[list[str]], claims: list[str]) -> list[list[str]]:
+        """Each passage's ``top_k`` sentences closest to its claim (embedding cosine; in their original order),
+        embedded in one batch."""
+        assert self._embed is not None
+        long = [i for i, sentences in enumerate(split) if len(sentences) > self._top_k]
+        if not long:
+            return split
+        texts = list(dict.fromkeys([*(claims[i] for i in long), *(s for i in long for s in split[i])]))
+        vectors = dict(zip(texts, np.asarray(self._embed(texts), dtype=float), strict=True))
+        out = list(split)
+        for i in long:
+            sims = np.asarray([vectors[s] @ vectors[claims[i]] for s in split[i]])
+            keep = sorted(np.argsort(-sims)[: self._top_k].tolist())
+            out[i] = [split[i][j] for j in keep]
+        return out
+
+    def _views(self, pairs: Sequence[tuple[str, str]]) -> list[_PairView]:
+        """The network's view of each pair (all sentences of all pairs in one batched pass): pair and cue
+        features, the decisive passage the LLM would be shown, the single most decisive sentence."""
+        views: list[_PairView] = []
+        for (_, claim), (sentences, probs) in zip(pairs, self.sentence_probabilities(pairs), strict=True):
+            passage = decisive_passage(sentences, probs)
+            values = dict(zip(PAIR_FEATURES, pair_features(probs).tolist(), strict=True))
+            values.update(zip(CUE_FEATURES, cue_features(passage, claim), strict=True))
+            best = sentences[int(np.argmin(probs[:, 2]))] if len(probs) else None
+            views.append(_PairView(claim, passage, values, best))
+        return views
+
+    def _rows(self, views: Sequence[_PairView], names: Sequence[str]) -> np.ndarray:
+        """The columns ``names`` for each view; the LLM, when ``names`` read its answers, is asked about the pairs
+        grouped by claim (the claim comes first in its prompt, so the pairs of one claim share a cached prefix)."""
+        wanted = {n.removeprefix("logit_") for n in names}
+        ask_llm = bool(wanted & set(LLM_ANSWERS))
+        if ask_llm and self.llm_judge is None:
+            raise ConfigError("these stance features need the LLM's answers, but no LLM judge is attached")
+        verdict = bool(wanted & set(VERDICT_FEATURES))
+        values = [dict(view.values) for view in views]
+        if ask_llm:
+            assert self.llm_judge is not None
+            for i in sorted(range(len(views)), key=lambda i: views[i].claim):  # stable: pairs of a claim in order
+                answers = self.llm_judge.questions(views[i].passage, views[i].claim, verdict=verdict)
+                for name, value in zip(LLM_ANSWERS, answers, strict=False):
+                    values[i][name] = value
+                    values[i][f"logit_{name}"] = _logit(value)
+            with self._lock:
+                self.stats.llm_pairs += len(views)
+        rows = [[row[n] for n in names] for row in values]
+        return np.asarray(rows, dtype=float).reshape(len(rows), len(names))
 
     def features(
         self,
@@ -416,26 +490,10 @@ class TrainedStanceJudge:
         for the answers ``names`` read: the two yes/no questions, and the verdict when a verdict feature is named.
         ``decisive``, when given, receives per pair the premise sentence the network found least neutral."""
         names = tuple(names or (self._combiner.feature_names if self._combiner is not None else PLAIN_FEATURES))
-        wanted = {n.removeprefix("logit_") for n in names}
-        ask_llm = bool(wanted & set(LLM_ANSWERS))
-        if ask_llm and self.llm_judge is None:
-            raise ConfigError("these stance features need the LLM's answers, but no LLM judge is attached")
-        verdict = bool(wanted & set(VERDICT_FEATURES))
-        rows: list[list[float]] = []
-        for (_, claim), (sentences, probs) in zip(pairs, self.sentence_probabilities(pairs), strict=True):
-            passage = decisive_passage(sentences, probs)
-            if decisive is not None:
-                decisive.append(sentences[int(np.argmin(probs[:, 2]))] if len(probs) else None)
-            values = dict(zip(PAIR_FEATURES, pair_features(probs).tolist(), strict=True))
-            values.update(zip(CUE_FEATURES, cue_features(passage, claim), strict=True))
-            if ask_llm:
-                assert self.llm_judge is not None
-                answers = self.llm_judge.questions(passage, claim, verdict=verdict)
-                for name, value in zip(LLM_ANSWERS, answers, strict=False):
-                    values[name] = value
-                    values[f"logit_{name}"] = _logit(value)
-            rows.append([values[n] for n in names])
-        return np.asarray(rows, dtype=float).reshape(len(rows), len(names))
+        views = self._views(pairs)
+        if decisive is not None:
+            decisive.extend(view.decisive for view in views)
+        return self._rows(views, names)
 
     def memory(self) -> ExampleMemory | None:
         """The reviewers' examples in force as a memory the verdicts defer to (None while there are none)."""
@@ -458,23 +516,25 @@ class TrainedStanceJudge:
         return results if memory is None else memory.apply(pairs, results)
 
     def _judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIResult]:
+        views = self._views(pairs)  # the network reads every pair once, in one batch
+        with self._lock:
+            self.stats.pairs += len(pairs)
         if self.llm_threshold is None:
             method = "trained_sentences" if self.llm_judge is None else "trained_sentences+llm"
-            return self._judged(self.combiner(), pairs, method)
+            return self._judged(self.combiner(), views, method)
         # the cascade: the network's verdict where it is sure enough, the LLM's second opinion for the rest
-        fast = self._judged(self.combiner("combiner"), pairs, "trained_sentences")
+        fast = self._judged(self.combiner("combiner"), views, "trained_sentences")
         unsure = [i for i, result in enumerate(fast) if result.confidence < self.llm_threshold]
-        slow = self._judged(self.combiner(), [pairs[i] for i in unsure], "trained_sentences+llm") if unsure else []
+        slow = self._judged(self.combiner(), [views[i] for i in unsure], "trained_sentences+llm") if unsure else []
         for i, result in zip(unsure, slow, strict=True):
             fast[i] = result
         return fast
 
-    def _judged(self, combiner: StanceCombiner, pairs: Sequence[tuple[str, str]], method: str) -> list[NLIResult]:
-        decisive: list[str | None] = []
-        rows = combiner.probability_rows(self.features(pairs, combiner.feature_names, decisive))
+    def _judged(self, combiner: StanceCombiner, views: Sequence[_PairView], method: str) -> list[NLIResult]:
+        rows = combiner.probability_rows(self._rows(views, combiner.feature_names))
         return [
-            dataclasses.replace(result, sentence=sentence)
-            for result, sentence in zip(results_from_rows(rows, method), decisive, strict=True)
+            dataclasses.replace(result, sentence=view.decisive)
+            for result, view in zip(results_from_rows(rows, method), views, strict=True)
         ]
 
 

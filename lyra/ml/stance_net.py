@@ -70,11 +70,15 @@ class StanceNet(nn.Module):
             key: value for key, value in encoded.items() if key in ("input_ids", "attention_mask", "token_type_ids")
         }
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, **rest: torch.Tensor) -> torch.Tensor:
+    def pooled(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, **rest: torch.Tensor) -> torch.Tensor:
+        """Mean of the last hidden states over the real tokens: the input of the head."""
         hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask, **rest).last_hidden_state
         mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
-        pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
-        logits: torch.Tensor = self.head(self.dropout(pooled))
+        pooled: torch.Tensor = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
+        return pooled
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, **rest: torch.Tensor) -> torch.Tensor:
+        logits: torch.Tensor = self.head(self.dropout(self.pooled(input_ids, attention_mask, **rest)))
         return logits
 
     def trained_tensors(self, trainable_layers: int) -> dict[str, torch.Tensor]:

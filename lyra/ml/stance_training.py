@@ -7,17 +7,24 @@ pairs of one claim never sit on two sides.
 * folds 2-4 train the network, with sentence-level supervision: the rationale sentences of a decided pair carry
   its label, a sampled non-rationale sentence (and sentences of NEI pairs) carry NEUTRAL, and a decided claim with an
   auxiliary verb is negated by rule ("is" → "is not") with the label flipped (direction is the hard part).
+
+Optional first stage (``fever_pairs`` > 0): before the scientific rows, the same trainable layers learn FEVER's
+two-way direction signal (claim vs one Wikipedia sentence: SUPPORT / NOT_SUPPORT) through an auxiliary two-way
+head that is thrown away afterwards (NOT_SUPPORT is not always a contradiction, so it is not mapped onto the
+three-way head). Only the encoder layers carry the stage over; the artifact keeps no auxiliary tensors.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import random
 import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -50,6 +57,10 @@ class TrainingConfig:
     seed: int = 0
     combiner_l2: float = 0.01  # L2 penalty of the pair-level combiners (fitted on the calibration fold)
     combiner_balanced: bool = True  # the combiners' fitting rows weighted so each label weighs the same
+    fever_pairs: int = 0  # FEVER pairs in the first (two-way, auxiliary head) stage; 0: no such stage
+    fever_epochs: int = 1
+    top_k_sentences: int = 0  # the judge reads only the k sentences closest to the claim (0: all of them)
+    max_rows: int = 0  # a seeded sample of this many training rows (0: all; a CPU-time bound for large encoders)
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -109,6 +120,28 @@ def sentence_rows(pairs: Sequence[LabelledPair], config: TrainingConfig) -> list
         else:  # a decided pair without rationale sentences: the whole passage carries the label
             rows.append(Row(pair.hypothesis, pair.premise, label))
     rng.shuffle(rows)
+    return rows[: config.max_rows] if config.max_rows else rows
+
+
+FEVER_LABELS = ("SUPPORT", "NOT_SUPPORT")
+
+
+def fever_rows(path: Path, count: int, seed: int) -> list[Row]:
+    """``count`` FEVER two-way rows (label 0 = SUPPORT, 1 = NOT_SUPPORT), a seeded sample balanced by label."""
+    by_label: dict[str, list[Row]] = {label: [] for label in FEVER_LABELS}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        raw = json.loads(line)
+        label = str(raw["label"])
+        if label in by_label:
+            by_label[label].append(Row(str(raw["claim"]), str(raw["evidence_text"]), FEVER_LABELS.index(label)))
+    rng = random.Random(seed)
+    rows: list[Row] = []
+    for label in FEVER_LABELS:
+        pool = by_label[label]
+        rows.extend(rng.sample(pool, min(len(pool), count // 2)))
+    rng.shuffle(rows)
     return rows
 
 
@@ -131,10 +164,70 @@ def length_batches(rows: Sequence[Row], size: int, rng: random.Random) -> list[l
     return batches
 
 
+def _run_stage(
+    net: StanceNet,
+    head: Any,
+    rows: Sequence[Row],
+    classes: int,
+    epochs: int,
+    config: TrainingConfig,
+    rng: random.Random,
+    progress: Tick | None,
+    stage: str,
+) -> list[float]:
+    """Train the net's trainable layers and ``head`` (a linear layer over the pooled encoding) on ``rows`` with a
+    class-weighted loss, linear warm-up and decay; returns the epoch losses."""
+    import torch
+
+    body = [p for n, p in net.named_parameters() if p.requires_grad and not n.startswith(("head.", "aux_head."))]
+    optimizer = torch.optim.AdamW(
+        [
+            {"params": body, "lr": config.learning_rate},
+            {"params": list(head.parameters()), "lr": config.head_learning_rate},
+        ],
+        weight_decay=0.01,
+    )
+    per_epoch = (len(rows) + config.batch_size - 1) // config.batch_size
+    total = max(1, epochs * per_epoch)
+    warmup = max(1, int(0.06 * total))
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: min(1.0, (step + 1) / warmup) * max(0.0, (total - step) / total)
+    )
+    counts = np.bincount([r.label for r in rows], minlength=classes).astype(float)
+    weights = torch.tensor(len(rows) / (classes * np.maximum(counts, 1.0)), dtype=torch.float32)
+    loss_of = torch.nn.CrossEntropyLoss(weight=weights)
+    trainable = [p for p in net.parameters() if p.requires_grad] + list(head.parameters())
+    losses: list[float] = []
+    net.train()
+    started = time.perf_counter()
+    for epoch in range(epochs):
+        running = 0.0
+        for batch in length_batches(rows, config.batch_size, rng):
+            encoded = net.encode([r.claim for r in batch], [r.sentence for r in batch], config.max_length)
+            loss = loss_of(head(net.dropout(net.pooled(**encoded))), torch.tensor([r.label for r in batch]))
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(trainable, 1.0)
+            optimizer.step()
+            schedule.step()
+            optimizer.zero_grad()
+            running += float(loss.item()) * len(batch)
+            if progress is not None:
+                progress(len(batch))
+        losses.append(running / max(1, len(rows)))
+        log.info("%s epoch %d: mean loss %.4f (%.0f s)", stage, epoch + 1, losses[-1], time.perf_counter() - started)
+    return losses
+
+
 def train_network(
-    rows: Sequence[Row], base: str, config: TrainingConfig, progress: Tick | None = None
+    rows: Sequence[Row],
+    base: str,
+    config: TrainingConfig,
+    progress: Tick | None = None,
+    first_stage: Sequence[Row] = (),
 ) -> tuple[StanceNet, list[float]]:
-    """Fine-tune the top layers and head of a :class:`StanceNet` on ``rows``; returns it and the epoch losses."""
+    """Fine-tune the top layers and head of a :class:`StanceNet` on ``rows``; returns it and the epoch losses.
+    With ``first_stage`` rows (two-way, e.g. :func:`fever_rows`) the same layers first learn them through an
+    auxiliary two-way head, which is dropped afterwards; the losses then start with that stage's."""
     import torch
 
     from lyra.ml.stance_net import StanceNet
@@ -143,41 +236,11 @@ def train_network(
     rng = random.Random(config.seed)
     net = StanceNet(base)
     net.freeze_below(config.trainable_layers)
-    body = [p for n, p in net.named_parameters() if p.requires_grad and not n.startswith("head.")]
-    optimizer = torch.optim.AdamW(
-        [
-            {"params": body, "lr": config.learning_rate},
-            {"params": list(net.head.parameters()), "lr": config.head_learning_rate},
-        ],
-        weight_decay=0.01,
-    )
-    per_epoch = (len(rows) + config.batch_size - 1) // config.batch_size
-    total = max(1, config.epochs * per_epoch)
-    warmup = max(1, int(0.06 * total))
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: min(1.0, (step + 1) / warmup) * max(0.0, (total - step) / total)
-    )
-    counts = np.bincount([r.label for r in rows], minlength=3).astype(float)
-    weights = torch.tensor(len(rows) / (3 * np.maximum(counts, 1.0)), dtype=torch.float32)
-    loss_of = torch.nn.CrossEntropyLoss(weight=weights)
     losses: list[float] = []
-    net.train()
-    started = time.perf_counter()
-    for epoch in range(config.epochs):
-        running = 0.0
-        for batch in length_batches(rows, config.batch_size, rng):
-            encoded = net.encode([r.claim for r in batch], [r.sentence for r in batch], config.max_length)
-            loss = loss_of(net(**encoded), torch.tensor([r.label for r in batch]))
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_([p for p in net.parameters() if p.requires_grad], 1.0)
-            optimizer.step()
-            schedule.step()
-            optimizer.zero_grad()
-            running += float(loss.item()) * len(batch)
-            if progress is not None:
-                progress(len(batch))
-        losses.append(running / max(1, len(rows)))
-        log.info("epoch %d: mean loss %.4f (%.0f s)", epoch + 1, losses[-1], time.perf_counter() - started)
+    if first_stage:
+        aux = torch.nn.Linear(net.head.in_features, 2)
+        losses += _run_stage(net, aux, first_stage, 2, config.fever_epochs, config, rng, progress, "first stage")
+    losses += _run_stage(net, net.head, rows, 3, config.epochs, config, rng, progress, "stance")
     net.eval()
     return net, losses
 

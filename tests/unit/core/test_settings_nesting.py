@@ -35,7 +35,20 @@ def test_every_field_name_is_unique_across_the_concerns() -> None:
 
 def test_the_experiment_switches_are_not_user_settings() -> None:
     assert not set(ExperimentSettings.model_fields) & set(FIELD_CONCERN)
-    assert set(ExperimentSettings.model_fields) == {"stance_mode", "stance_premise_sentences", "stance_calibrate"}
+    assert set(ExperimentSettings.model_fields) == {
+        "stance_mode",
+        "stance_premise_sentences",
+        "stance_calibrate",
+        "stance_claim_first",
+    }
+
+
+def test_the_claim_first_prompt_is_an_opt_in_experiment_switch(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LYRA_STANCE_CLAIM_FIRST", raising=False)
+    assert load_experiment_settings().stance_claim_first is False  # the prompt the shipped combiner was fitted on
+    monkeypatch.setenv("LYRA_STANCE_CLAIM_FIRST", "true")
+    assert load_experiment_settings().stance_claim_first is True
+    assert "stance_claim_first" not in FIELD_CONCERN
 
 
 @pytest.mark.parametrize(
