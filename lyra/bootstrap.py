@@ -127,8 +127,12 @@ class Services:
 
     @cached_property
     def refresh(self) -> RefreshService:
-        """refresh_task: a retraction check and the task's earlier targets queued again."""
-        return RefreshService(self.store, self.jobs, self.retractions, self.timeline)
+        """refresh_task: a retraction check, the task's known web pages re-checked with a conditional GET, and the
+        task's earlier targets queued again."""
+        from lyra.services.freshness import PageRechecker
+
+        pages = PageRechecker(self.store, self.jobs, lambda: self.web_fetcher)
+        return RefreshService(self.store, self.jobs, self.retractions, self.timeline, pages)
 
     @cached_property
     def learning(self) -> LearningService:
