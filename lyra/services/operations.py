@@ -94,7 +94,13 @@ from lyra.models.learning import (
     SimilarRecords,
 )
 from lyra.models.refresh import RefreshRequest, RefreshResult
-from lyra.models.timeline import Changes, ClaimTimeline, GetChangesRequest, GetClaimTimelineRequest
+from lyra.models.timeline import (
+    Changes,
+    ClaimTimeline,
+    GetChangesRequest,
+    GetClaimTimelineRequest,
+    RunRecorded,
+)
 from lyra.models.trust import (
     CalibrationMetricsRequest,
     CalibrationResponse,
@@ -422,6 +428,11 @@ class Operations:
         if self._refresh is None:
             raise ConfigError("refresh_task needs the scholarly sources: this Operations was built without them")
         return self._refresh().refresh(request)
+
+    def on_run_recorded(self, listener: Callable[[RunRecorded], None]) -> Callable[[], None]:
+        """``listener`` hears of every run of this process that moved claims (the MCP server's resource
+        notifications); returns the call that stops it."""
+        return self.timeline.listen(listener)
 
     def get_claim_timeline(self, request: GetClaimTimelineRequest) -> ClaimTimeline:
         """Everything that happened to one claim, newest first."""
