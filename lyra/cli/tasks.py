@@ -153,11 +153,16 @@ def task_refresh(
     task_id: str,
     max_targets: int = typer.Option(20, "--max-targets", help="queue at most this many earlier targets again"),
     max_pages: int = typer.Option(200, "--max-pages", help="check the retraction status of at most this many pages"),
+    max_rechecks: int = typer.Option(
+        50, "--max-rechecks", help="ask at most this many known web pages whether they changed (conditional GET)"
+    ),
 ) -> None:
     """Refresh a task: read the retraction status of its DOI pages fresh (a retracted paper's evidence stops
-    counting; concerns and corrections are shown) and queue its earlier queries, URLs and DOIs again as jobs that
+    counting; concerns and corrections are shown), ask its known web pages whether they changed (a conditional GET;
+    a changed page is queued to be read again) and queue its other earlier queries, URLs and DOIs again as jobs that
     `lyra serve` runs. `lyra task changes` then says what moved and why. (MCP/REST refresh_task.)"""
-    request = parse_one(RefreshRequest, {"task_id": task_id, "max_targets": max_targets, "max_pages": max_pages})
+    fields = {"task_id": task_id, "max_targets": max_targets, "max_pages": max_pages, "max_rechecks": max_rechecks}
+    request = parse_one(RefreshRequest, fields)
     with operations() as ops:
         out.print_json(ops.refresh_task(request).model_dump_json())
 

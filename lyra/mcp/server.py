@@ -284,6 +284,14 @@ def _known(kind: str, names: list[str]) -> str:
     return f"the known {kind}: {', '.join(sorted(names))}" if names else f"this server offers no {kind}"
 
 
+def _template_matches(template: str, uri: str) -> bool:
+    """``uri`` is one of ``template``'s (each ``{name}`` one path segment)."""
+    pattern = "".join(
+        "[^/]+" if part.startswith("{") else re.escape(part) for part in re.split(r"(\{[^}]+\})", template)
+    )
+    return re.fullmatch(pattern, uri) is not None
+
+
 class LyraMCPServer(MCPServer):
     """The SDK's server, answering an unknown tool, prompt or resource with the JSON-RPC error ``-32602 Invalid
     params`` that names it and lists the known ones (the SDK answered an unknown prompt with code 0 and an unknown
@@ -310,8 +318,8 @@ class LyraMCPServer(MCPServer):
     ) -> Iterable[ReadResourceContents] | InputRequiredResult:
         resources = [str(r.uri) for r in await self.list_resources()]
         templates = [t.uri_template for t in await self.list_resource_templates()]
-        if str(uri) not in resources and not templates:
-            message = f"unknown resource {str(uri)!r}; {_known('resources', resources)}"
+        if str(uri) not in resources and not any(_template_matches(t, str(uri)) for t in templates):
+            message = f"unknown resource {str(uri)!r}; {_known('resources', resources + templates)}"
             raise MCPError(code=INVALID_PARAMS, message=message, data={"uri": str(uri)})
         return await super().read_resource(uri, context)
 

@@ -306,10 +306,13 @@ OPERATIONS: tuple[Operation, ...] = (
         "Retraction Watch) and OpenAlex, the retraction status of every page with a DOI the task read (at most "
         "max_pages, least recently checked first) and keep it on the page; a retracted paper's evidence stops "
         "counting toward confidence (its edges are kept, flagged retracted, weight 0); expressions of concern and "
-        "corrections are shown, never counted. Then queue the task's earlier targets (queries, URLs, DOIs) again "
-        "as new jobs, at most max_targets (a target still queued or running is left alone); the work runs in the "
-        "background (poll get_status). Answers the retraction states found and the targets queued; get_changes "
-        "then says what moved and why.",
+        "corrections are shown, never counted. Then ask the task's known web pages (at most max_rechecks, least "
+        "recently checked first) whether they changed, with a conditional GET (their ETag / Last-Modified): a 304 "
+        "or the same content hash reads nothing; a changed page is queued to be read again. Then queue the task's "
+        "other earlier targets (queries, URLs, DOIs) again as new jobs, at most max_targets (a target still queued "
+        "or running is left alone); the work runs in the background (poll get_status). Answers the retraction "
+        "states found, the pages checked (unchanged, changed, failed with reasons) and the targets queued; "
+        "get_changes then says what moved and why.",
         request=refresh.RefreshRequest,
         response=refresh.RefreshResult,
         method="refresh_task",
