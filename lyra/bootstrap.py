@@ -41,6 +41,7 @@ from lyra.services.research import ResearchExecutor
 from lyra.services.status import StatusService
 from lyra.services.tasks import TaskService
 from lyra.services.timeline import TimelineService
+from lyra.services.webhooks import WebhookService
 from lyra.sources.domain_policy import ReloadingDomainPolicy
 from lyra.sources.scholarly.retractions import build_retraction_checker
 
@@ -99,6 +100,7 @@ class Services:
             judging=self.judging,
             timeline=self.timeline,
             refresh=lambda: self.refresh,
+            webhooks=self.webhooks,
         )
 
     @cached_property
@@ -114,8 +116,23 @@ class Services:
 
     @cached_property
     def timeline(self) -> TimelineService:
-        """Runs, claim snapshots, get_changes and claim timelines."""
-        return TimelineService(self.store, self.task_repo, self.materials)
+        """Runs, claim snapshots, get_changes and claim timelines; a run that moves claims reaches the task's
+        webhook."""
+        timeline = TimelineService(self.store, self.task_repo, self.materials)
+        self.webhooks.attach(timeline)
+        return timeline
+
+    @cached_property
+    def webhooks(self) -> WebhookService:
+        """Tasks' webhooks: set_task_webhook, and the signed POST after each run that moved a task's claims."""
+        from lyra.sources.web.fetcher import user_agent
+
+        return WebhookService(
+            self.store,
+            self.task_repo,
+            self.settings.web.fetch_allow_hosts,
+            user_agent=user_agent(self.settings.web, self.settings.scholarly.contact_email),
+        )
 
     @cached_property
     def retractions(self) -> RetractionService:

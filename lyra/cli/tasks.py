@@ -51,6 +51,7 @@ from lyra.models.ingest import IngestReport, IngestRequest, ResearchRequest, Res
 from lyra.models.refresh import RefreshRequest
 from lyra.models.timeline import GetChangesRequest, GetClaimTimelineRequest
 from lyra.models.validation import parse_one
+from lyra.models.webhooks import SetWebhookRequest
 
 if TYPE_CHECKING:  # imported where used: `lyra --help` stays fast (tests/unit/cli/test_cli_startup.py)
     from lyra.core.settings import Settings
@@ -165,6 +166,24 @@ def task_refresh(
     request = parse_one(RefreshRequest, fields)
     with operations() as ops:
         out.print_json(ops.refresh_task(request).model_dump_json())
+
+
+@task_app.command("webhook")
+@handle_errors
+def task_webhook(
+    task_id: str,
+    url: str = typer.Option(None, "--url", help="the http(s) URL to POST to after each run that moved claims"),
+    remove: bool = typer.Option(False, "--remove", help="remove the task's webhook"),
+    rotate_secret: bool = typer.Option(False, "--rotate-secret", help="make a new signing secret"),
+) -> None:
+    """Set a task's webhook: after each run that moved its claims, Lyra POSTs a small JSON note signed with
+    HMAC-SHA256 (header X-Lyra-Signature) under the task's secret, printed once when it is made. (MCP/REST
+    set_task_webhook.)"""
+    if (url is None) == (not remove):
+        raise InvalidInputError("url", "give --url URL, or --remove (one of them)")
+    request = parse_one(SetWebhookRequest, {"task_id": task_id, "url": url, "rotate_secret": rotate_secret})
+    with operations() as ops:
+        out.print_json(ops.set_task_webhook(request).model_dump_json())
 
 
 @task_app.command("queue-references")

@@ -24,7 +24,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from lyra.models import api, export, ingest, judging, learning, refresh, timeline, trust
+from lyra.models import api, export, ingest, judging, learning, refresh, timeline, trust, webhooks
 
 HttpMethod = Literal["GET", "POST"]
 
@@ -320,6 +320,25 @@ OPERATIONS: tuple[Operation, ...] = (
         idempotent=False,
         rest=Rest("POST", "/tasks/{task_id}/refresh", tag="tasks"),
         cli="task refresh",
+    ),
+    Operation(
+        name="set_task_webhook",
+        title="Set the task's webhook",
+        description="Tell an outside service when the task's evidence changes: after each run that moved the "
+        "task's claims (a job, a refresh, a judgment batch, a correction), Lyra POSTs a small JSON note "
+        "{event, task_id, run_id, kind, cause_id, changed_claims, sent_at} to url, signed in the X-Lyra-Signature "
+        "header (sha256= the hex HMAC-SHA256 of the raw body under the task's secret). The secret is answered only "
+        "when it is made (the first url set, or rotate_secret). url null removes the webhook. The fetcher's SSRF "
+        "rules apply: no private, loopback or link-local address unless the operator allows it. A delivery is tried "
+        "a few times, recorded on the run, and never fails the run. MCP clients can instead listen to the resource "
+        "lyra://tasks/{task_id}/changes.",
+        request=webhooks.SetWebhookRequest,
+        response=webhooks.WebhookSetting,
+        method="set_task_webhook",
+        read_only=False,
+        idempotent=False,
+        rest=Rest("POST", "/tasks/{task_id}/webhook", tag="tasks"),
+        cli="task webhook",
     ),
     Operation(
         name="get_claim_timeline",

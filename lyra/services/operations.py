@@ -110,6 +110,7 @@ from lyra.models.trust import (
     FeedbackRequest,
     FeedbackResponse,
 )
+from lyra.models.webhooks import SetWebhookRequest, WebhookSetting
 from lyra.services.calibration import CalibrationService
 from lyra.services.cleanup import CleanupService
 from lyra.services.domains import DomainGate
@@ -129,6 +130,7 @@ from lyra.services.research import research_claims
 from lyra.services.status import StatusService
 from lyra.services.tasks import TaskService
 from lyra.services.timeline import TimelineService
+from lyra.services.webhooks import WebhookService
 
 
 class Operations:
@@ -152,6 +154,7 @@ class Operations:
         judging: JudgingService | None = None,
         timeline: TimelineService | None = None,
         refresh: Callable[[], RefreshService] | None = None,
+        webhooks: WebhookService | None = None,
     ) -> None:
         self.store = store
         self.task_repo = task_repo
@@ -171,6 +174,7 @@ class Operations:
         self._learning = learning
         self._judging = judging
         self._refresh = refresh
+        self._webhooks = webhooks
 
     @property
     def learning(self) -> LearningService:
@@ -428,6 +432,12 @@ class Operations:
         if self._refresh is None:
             raise ConfigError("refresh_task needs the scholarly sources: this Operations was built without them")
         return self._refresh().refresh(request)
+
+    def set_task_webhook(self, request: SetWebhookRequest) -> WebhookSetting:
+        """Set or remove the task's webhook (a signed POST after each run that moved its claims)."""
+        if self._webhooks is None:
+            raise ConfigError("set_task_webhook: this Operations was built without webhooks")
+        return self._webhooks.set_webhook(request)
 
     def on_run_recorded(self, listener: Callable[[RunRecorded], None]) -> Callable[[], None]:
         """``listener`` hears of every run of this process that moved claims (the MCP server's resource
