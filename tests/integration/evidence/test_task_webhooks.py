@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import anyio
+import httpx
 import pytest
 
-from lyra.bootstrap import Services, build_services
+from lyra.bootstrap import Services, build_http_app, build_services
 from lyra.core.errors import InvalidInputError
 from lyra.core.settings import load_settings
 from lyra.models.api import AddClaimsRequest
@@ -191,3 +193,22 @@ def test_a_rotated_secret_signs_from_then_on(hooked: Services, receiver: Receive
     with pytest.raises(InvalidInputError) as refused:
         hooked.operations.set_task_webhook(SetWebhookRequest(task_id=TASK, url=None, rotate_secret=True))
     assert refused.value.field == "rotate_secret"
+
+
+def test_the_rest_door_sets_and_removes_the_webhook(hooked: Services, receiver: Receiver) -> None:
+    seed_task(hooked, TASK, ["the treatment lowers blood pressure"])
+    app = build_http_app(hooked, workers=False, mcp=False)
+
+    async def post(path: str, body: object) -> httpx.Response:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as client:
+            return await client.post(path, json=body)
+
+    made = anyio.run(post, f"/api/v1/tasks/{TASK}/webhook", {"url": receiver.url})
+    assert made.status_code == 200, made.text
+    assert made.json()["url"] == receiver.url and made.json()["secret"]
+    bad = anyio.run(post, f"/api/v1/tasks/{TASK}/webhook", {"url": "http://169.254.169.254/"})
+    assert bad.status_code == 422 and bad.json()["field"] == "url"
+    missing = anyio.run(post, "/api/v1/tasks/no_such_task/webhook", {"url": receiver.url})
+    assert missing.status_code == 404
+    gone = anyio.run(post, f"/api/v1/tasks/{TASK}/webhook", {"url": None})
+    assert gone.status_code == 200 and gone.json()["url"] is None
