@@ -72,8 +72,9 @@ def resolve_auth(
 def refresh_task(
     ops: Ops, task_id: TaskIdPath, body: Annotated[refresh.RefreshBody | None, Body()] = None
 ) -> refresh.RefreshResult:
-    """Refresh the task: retraction states of its DOI pages read fresh and applied; its earlier targets queued
-    again within a budget."""
+    """Refresh the task: retraction states of its DOI pages read fresh and applied; its known web pages asked
+    whether they changed (conditional GET), the changed ones queued; its other earlier targets queued again within
+    a budget."""
     return ops.refresh_task(refresh.RefreshRequest(task_id=task_id, **fields(body)))
 
 
