@@ -43,6 +43,7 @@ from lyra.services.schedule import TASK_REFRESH, RefreshExecutor, RefreshSchedul
 from lyra.services.status import StatusService
 from lyra.services.tasks import TaskService
 from lyra.services.timeline import TimelineService
+from lyra.services.webhooks import WebhookService
 from lyra.sources.domain_policy import ReloadingDomainPolicy
 from lyra.sources.scholarly.retractions import build_retraction_checker
 
@@ -105,6 +106,7 @@ class Services:
                 self.store, self.task_repo, self.settings.judging.judge_calibration_min
             ),
             schedule=self.schedule,
+            webhooks=self.webhooks,
         )
 
     @cached_property
@@ -120,8 +122,23 @@ class Services:
 
     @cached_property
     def timeline(self) -> TimelineService:
-        """Runs, claim snapshots, get_changes and claim timelines."""
-        return TimelineService(self.store, self.task_repo, self.materials)
+        """Runs, claim snapshots, get_changes and claim timelines; a run that moves claims reaches the task's
+        webhook."""
+        timeline = TimelineService(self.store, self.task_repo, self.materials)
+        self.webhooks.attach(timeline)
+        return timeline
+
+    @cached_property
+    def webhooks(self) -> WebhookService:
+        """Tasks' webhooks: set_task_webhook, and the signed POST after each run that moved a task's claims."""
+        from lyra.sources.web.fetcher import user_agent
+
+        return WebhookService(
+            self.store,
+            self.task_repo,
+            self.settings.web.fetch_allow_hosts,
+            user_agent=user_agent(self.settings.web, self.settings.scholarly.contact_email),
+        )
 
     @cached_property
     def retractions(self) -> RetractionService:
@@ -133,8 +150,12 @@ class Services:
 
     @cached_property
     def refresh(self) -> RefreshService:
-        """refresh_task: a retraction check and the task's earlier targets queued again."""
-        return RefreshService(self.store, self.jobs, self.retractions, self.timeline)
+        """refresh_task: a retraction check, the task's known web pages re-checked with a conditional GET, and the
+        task's earlier targets queued again."""
+        from lyra.services.freshness import PageRechecker
+
+        pages = PageRechecker(self.store, self.jobs, lambda: self.web_fetcher)
+        return RefreshService(self.store, self.jobs, self.retractions, self.timeline, pages)
 
     @cached_property
     def schedule(self) -> ScheduleService:

@@ -51,6 +51,7 @@ from lyra.models.ingest import IngestReport, IngestRequest, ResearchRequest, Res
 from lyra.models.refresh import RefreshRequest
 from lyra.models.timeline import GetChangesRequest, GetClaimTimelineRequest
 from lyra.models.validation import parse_one
+from lyra.models.webhooks import SetWebhookRequest
 
 if TYPE_CHECKING:  # imported where used: `lyra --help` stays fast (tests/unit/cli/test_cli_startup.py)
     from lyra.core.settings import Settings
@@ -156,16 +157,42 @@ def task_refresh(
     schedule: str | None = typer.Option(
         None, "--schedule", help="refresh again every 30m/12h/7d/2w while `lyra serve` runs ('off' clears it)"
     ),
+    max_rechecks: int = typer.Option(
+        50, "--max-rechecks", help="ask at most this many known web pages whether they changed (conditional GET)"
+    ),
 ) -> None:
     """Refresh a task: read the retraction status of its DOI pages fresh (a retracted paper's evidence stops
-    counting; concerns and corrections are shown) and queue its earlier queries, URLs and DOIs again as jobs that
+    counting; concerns and corrections are shown), ask its known web pages whether they changed (a conditional GET;
+    a changed page is queued to be read again) and queue its other earlier queries, URLs and DOIs again as jobs that
     `lyra serve` runs. `lyra task changes` then says what moved and why. (MCP/REST refresh_task.)"""
-    request = parse_one(
-        RefreshRequest,
-        {"task_id": task_id, "max_targets": max_targets, "max_pages": max_pages, "schedule": schedule},
-    )
+    fields = {
+        "task_id": task_id,
+        "max_targets": max_targets,
+        "max_pages": max_pages,
+        "max_rechecks": max_rechecks,
+        "schedule": schedule,
+    }
+    request = parse_one(RefreshRequest, fields)
     with operations() as ops:
         out.print_json(ops.refresh_task(request).model_dump_json())
+
+
+@task_app.command("webhook")
+@handle_errors
+def task_webhook(
+    task_id: str,
+    url: str = typer.Option(None, "--url", help="the http(s) URL to POST to after each run that moved claims"),
+    remove: bool = typer.Option(False, "--remove", help="remove the task's webhook"),
+    rotate_secret: bool = typer.Option(False, "--rotate-secret", help="make a new signing secret"),
+) -> None:
+    """Set a task's webhook: after each run that moved its claims, Lyra POSTs a small JSON note signed with
+    HMAC-SHA256 (header X-Lyra-Signature) under the task's secret, printed once when it is made. (MCP/REST
+    set_task_webhook.)"""
+    if (url is None) == (not remove):
+        raise InvalidInputError("url", "give --url URL, or --remove (one of them)")
+    request = parse_one(SetWebhookRequest, {"task_id": task_id, "url": url, "rotate_secret": rotate_secret})
+    with operations() as ops:
+        out.print_json(ops.set_task_webhook(request).model_dump_json())
 
 
 @task_app.command("queue-references")

@@ -9,14 +9,22 @@ field takes only a JSON integer, ``true`` or ``5.0`` are refused; a boolean only
 service method, and returns its response model as structured output. The published input schemas are
 self-contained: nested models are inlined (no ``$ref``/``$defs``), so every property carries its own ``type``.
 Lyra's errors become tool errors whose text is a JSON object ``{"error", "message", "field"?, "hint"?}``.
+
+Resources: ``lyra://tasks/{task_id}/changes`` reads get_changes of the task (its latest run's changes) as JSON. A
+client that listens to it (``subscriptions/listen`` with the URI in ``resourceSubscriptions``) receives
+``notifications/resources/updated`` whenever a run of this process moves claims of that task
+(docs/concepts/living-evidence.md).
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import logging
 import re
+import threading
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +34,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
+from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated, ServerEvent
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult, GetPromptResult, InputRequiredResult, ToolAnnotations
 from pydantic import AnyUrl, BaseModel, ConfigDict, create_model
@@ -33,6 +42,7 @@ from pydantic import AnyUrl, BaseModel, ConfigDict, create_model
 from lyra.core.errors import LyraError
 from lyra.mcp.sampling import session_sampler
 from lyra.models.catalogue import OPERATIONS, Operation
+from lyra.models.timeline import GetChangesRequest, RunRecorded
 from lyra.models.validation import parse_one
 from lyra.services.operations import Operations
 
@@ -281,6 +291,14 @@ def _known(kind: str, names: list[str]) -> str:
     return f"the known {kind}: {', '.join(sorted(names))}" if names else f"this server offers no {kind}"
 
 
+def _template_matches(template: str, uri: str) -> bool:
+    """``uri`` is one of ``template``'s (each ``{name}`` one path segment)."""
+    pattern = "".join(
+        "[^/]+" if part.startswith("{") else re.escape(part) for part in re.split(r"(\{[^}]+\})", template)
+    )
+    return re.fullmatch(pattern, uri) is not None
+
+
 class LyraMCPServer(MCPServer):
     """The SDK's server, answering an unknown tool, prompt or resource with the JSON-RPC error ``-32602 Invalid
     params`` that names it and lists the known ones (the SDK answered an unknown prompt with code 0 and an unknown
@@ -307,16 +325,100 @@ class LyraMCPServer(MCPServer):
     ) -> Iterable[ReadResourceContents] | InputRequiredResult:
         resources = [str(r.uri) for r in await self.list_resources()]
         templates = [t.uri_template for t in await self.list_resource_templates()]
-        if str(uri) not in resources and not templates:
-            message = f"unknown resource {str(uri)!r}; {_known('resources', resources)}"
+        if str(uri) not in resources and not any(_template_matches(t, str(uri)) for t in templates):
+            message = f"unknown resource {str(uri)!r}; {_known('resources', resources + templates)}"
             raise MCPError(code=INVALID_PARAMS, message=message, data={"uri": str(uri)})
         return await super().read_resource(uri, context)
 
 
+CHANGES_URI = "lyra://tasks/{task_id}/changes"
+
+
+def changes_uri(task_id: str) -> str:
+    """The resource whose listeners hear of the task's runs that moved claims."""
+    return CHANGES_URI.format(task_id=task_id)
+
+
+class ThreadSafeBus(InMemorySubscriptionBus):
+    """The SDK's in-process subscription bus, which a worker thread can publish to: each listener (an open
+    ``subscriptions/listen`` stream) is called on the event loop it subscribed from."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._loops: dict[int, asyncio.AbstractEventLoop] = {}
+        self._lock = threading.Lock()
+
+    def subscribe(self, listener: Callable[[ServerEvent], None]) -> Callable[[], None]:
+        loop = asyncio.get_running_loop()  # a listen stream subscribes from its server's loop
+        stop = super().subscribe(listener)
+        with self._lock:
+            self._loops[id(listener)] = loop
+
+        def unsubscribe() -> None:
+            stop()
+            with self._lock:
+                self._loops.pop(id(listener), None)
+
+        return unsubscribe
+
+    def publish_from_thread(self, event: ServerEvent) -> None:
+        """Deliver ``event`` to every listener on its own loop (never blocks; a closed loop is skipped)."""
+        for listener in list(self._listeners.values()):
+            with self._lock:
+                loop = self._loops.get(id(listener))
+            if loop is None or loop.is_closed():
+                continue
+            try:
+                loop.call_soon_threadsafe(listener, event)
+            except RuntimeError:  # the loop closed meanwhile: its stream is gone
+                continue
+
+
+def _add_changes_resource(server: MCPServer, ops: Operations) -> None:
+    def read_changes(task_id: str) -> str:
+        try:
+            return ops.get_changes(GetChangesRequest(task_id=task_id)).model_dump_json()
+        except LyraError as exc:
+            raise MCPError(code=INVALID_PARAMS, message=exc.message, data=exc.to_dict()) from None
+
+    server.resource(
+        CHANGES_URI,
+        name="task_changes",
+        title="A task's latest changes",
+        description="get_changes of the task: the claims its latest run moved, and why. Listen to this URI "
+        "(subscriptions/listen, resourceSubscriptions) to hear when a run moves the task's claims.",
+        mime_type="application/json",
+    )(read_changes)
+
+
 def create_mcp_server(ops: Operations) -> MCPServer:
-    """An MCPServer exposing every operation as a tool (used over stdio, streamable HTTP, and in tests)."""
+    """An MCPServer exposing every operation as a tool (used over stdio, streamable HTTP, and in tests), the
+    task changes resource, and its update notifications."""
     tools = [_make_tool(spec) for spec in tool_specs(ops)]
-    return LyraMCPServer(name="lyra", title="Lyra evidence graph", instructions=INSTRUCTIONS, tools=tools)
+    bus = ThreadSafeBus()
+    server = LyraMCPServer(
+        name="lyra", title="Lyra evidence graph", instructions=INSTRUCTIONS, tools=tools, subscriptions=bus
+    )
+    _add_changes_resource(server, ops)
+    held = weakref.ref(bus)
+
+    def announce(run: RunRecorded) -> None:
+        live = held()
+        if live is not None:
+            live.publish_from_thread(ResourceUpdated(uri=changes_uri(run.task_id)))
+
+    stop = ops.on_run_recorded(announce)
+    weakref.finalize(bus, stop)  # the listener goes with the server's bus
+    return server
 
 
-__all__ = ["LyraMCPServer", "create_mcp_server", "inline_refs", "plain_optional_arguments", "tool_specs"]
+__all__ = [
+    "CHANGES_URI",
+    "LyraMCPServer",
+    "ThreadSafeBus",
+    "changes_uri",
+    "create_mcp_server",
+    "inline_refs",
+    "plain_optional_arguments",
+    "tool_specs",
+]

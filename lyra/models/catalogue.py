@@ -24,7 +24,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from lyra.models import api, export, ingest, judge_calibration, judging, learning, refresh, timeline, trust
+from lyra.models import api, export, ingest, judge_calibration, judging, learning, refresh, timeline, trust, webhooks
 
 HttpMethod = Literal["GET", "POST"]
 
@@ -306,11 +306,14 @@ OPERATIONS: tuple[Operation, ...] = (
         "Retraction Watch) and OpenAlex, the retraction status of every page with a DOI the task read (at most "
         "max_pages, least recently checked first) and keep it on the page; a retracted paper's evidence stops "
         "counting toward confidence (its edges are kept, flagged retracted, weight 0); expressions of concern and "
-        "corrections are shown, never counted. Then queue the task's earlier targets (queries, URLs, DOIs) again "
-        "as new jobs, at most max_targets (a target still queued or running is left alone); the work runs in the "
-        "background (poll get_status). Answers the retraction states found and the targets queued; get_changes "
-        "then says what moved and why. With schedule (30m, 12h, 7d, 2w; 'off' clears it) the task is refreshed "
-        "again every such period, with the same budgets, while `lyra serve` runs.",
+        "corrections are shown, never counted. Then ask the task's known web pages (at most max_rechecks, least "
+        "recently checked first) whether they changed, with a conditional GET (their ETag / Last-Modified): a 304 "
+        "or the same content hash reads nothing; a changed page is queued to be read again. Then queue the task's "
+        "other earlier targets (queries, URLs, DOIs) again as new jobs, at most max_targets (a target still queued "
+        "or running is left alone); the work runs in the background (poll get_status). Answers the retraction "
+        "states found, the pages checked (unchanged, changed, failed with reasons) and the targets queued; "
+        "get_changes then says what moved and why. With schedule (30m, 12h, 7d, 2w; 'off' clears it) the task is "
+        "refreshed again every such period, with the same budgets, while `lyra serve` runs.",
         request=refresh.RefreshRequest,
         response=refresh.RefreshResult,
         method="refresh_task",
@@ -318,6 +321,25 @@ OPERATIONS: tuple[Operation, ...] = (
         idempotent=False,
         rest=Rest("POST", "/tasks/{task_id}/refresh", tag="tasks"),
         cli="task refresh",
+    ),
+    Operation(
+        name="set_task_webhook",
+        title="Set the task's webhook",
+        description="Tell an outside service when the task's evidence changes: after each run that moved the "
+        "task's claims (a job, a refresh, a judgment batch, a correction), Lyra POSTs a small JSON note "
+        "{event, task_id, run_id, kind, cause_id, changed_claims, sent_at} to url, signed in the X-Lyra-Signature "
+        "header (sha256= the hex HMAC-SHA256 of the raw body under the task's secret). The secret is answered only "
+        "when it is made (the first url set, or rotate_secret). url null removes the webhook. The fetcher's SSRF "
+        "rules apply: no private, loopback or link-local address unless the operator allows it. A delivery is tried "
+        "a few times, recorded on the run, and never fails the run. MCP clients can instead listen to the resource "
+        "lyra://tasks/{task_id}/changes.",
+        request=webhooks.SetWebhookRequest,
+        response=webhooks.WebhookSetting,
+        method="set_task_webhook",
+        read_only=False,
+        idempotent=False,
+        rest=Rest("POST", "/tasks/{task_id}/webhook", tag="tasks"),
+        cli="task webhook",
     ),
     Operation(
         name="get_claim_timeline",

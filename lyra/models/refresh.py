@@ -69,6 +69,15 @@ class RefreshBody(Request):
     max_pages: int = Field(
         default=200, ge=0, le=5000, description="check the retraction status of at most this many DOI pages"
     )
+    max_rechecks: int = Field(
+        default=50,
+        ge=0,
+        le=1000,
+        description="ask at most this many of the task's known web pages, least recently checked first, whether "
+        "they changed (a conditional GET with their ETag / Last-Modified; a changed page is queued to be read "
+        "again); 0 re-checks none",
+    )
+
     schedule: str | None = Field(
         default=None,
         max_length=16,
@@ -94,8 +103,9 @@ class RefreshedTarget(Response):
     kind: TargetKind
     value: str
     job_id: str | None = Field(description="the new job (null: not queued)")
-    status: Literal["queued", "pending", "over_budget"] = Field(
-        description="queued again; pending: a job for it is still queued or running; over_budget: beyond max_targets"
+    status: Literal["queued", "pending", "over_budget", "rechecked"] = Field(
+        description="queued again; pending: a job for it is still queued or running; over_budget: beyond "
+        "max_targets; rechecked: a known page, asked with a conditional GET instead (see pages)"
     )
 
 
@@ -110,6 +120,39 @@ class RefreshSchedule(Response):
     last_run_at: str | None = Field(default=None, description="when a scheduled refresh was last queued")
 
 
+PageCheckResult = Literal["not_modified", "same_hash", "changed", "first_check", "failed"]
+
+
+class PageCheck(Response):
+    """One known page re-checked by a refresh."""
+
+    source_id: str
+    url: str
+    result: PageCheckResult = Field(
+        description="not_modified: HTTP 304, nothing read; same_hash: read, the same content; changed: other "
+        "content, queued to be read again; first_check: no content hash was kept when it was read, so it is kept "
+        "now and nothing is re-read; failed: the fetcher refused or the request failed (see failure, reason)"
+    )
+    status: int | None = Field(description="the HTTP status (null: no answer)")
+    reason: str
+    failure: str | None = Field(default=None, description="the fetcher's code when the check failed")
+    job_id: str | None = Field(default=None, description="the job queued to read a changed page again")
+
+
+class PageChecks(Response):
+    """What a refresh's re-check of known pages found (docs/concepts/living-evidence.md)."""
+
+    checked: int
+    unchanged: int = Field(description="not_modified + same_hash")
+    not_modified: int
+    same_hash: int
+    changed: int
+    first_check: int
+    failed: int
+    requeued: int = Field(description="changed pages queued to be read again")
+    pages: list[PageCheck]
+
+
 class RefreshResult(Response):
     task_id: str
     refresh_id: str = Field(description="the refresh's own id (its jobs carry it)")
@@ -119,4 +162,7 @@ class RefreshResult(Response):
     retractions: RetractionCheck
     schedule: RefreshSchedule | None = Field(
         default=None, description="the task's refresh schedule after this call (null: none)"
+    )
+    pages: PageChecks | None = Field(
+        default=None, description="the known web pages re-checked (null: web fetching is not configured)"
     )

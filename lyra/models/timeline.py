@@ -119,6 +119,16 @@ class RunInfo(Response):
     claims_moved: int
 
 
+class RunRecorded(Response):
+    """A run that moved claims, as announced to in-process listeners (the MCP server's resource notifications)."""
+
+    task_id: str
+    run_id: str
+    kind: str
+    cause_id: str | None
+    claims_moved: int
+
+
 class Changes(Response):
     task_id: str
     since: str | None = Field(description="the moment compared with (null: the task's beginning)")

@@ -298,18 +298,24 @@ class JobService:
                 listener()
         return QueueTargetsResponse(task_id=request.task_id, queued=queued, duplicates=len(jobs) - queued, jobs=jobs)
 
-    def requeue_targets(self, task_id: str, refresh_id: str, max_targets: int) -> list[dict[str, Any]]:
+    def requeue_targets(
+        self, task_id: str, refresh_id: str, max_targets: int, rechecked: frozenset[str] = frozenset()
+    ) -> list[dict[str, Any]]:
         """A refresh: the task's earlier query, url and doi targets queued again as new jobs, oldest first, at most
         ``max_targets``. Each gets a key of its own for this refresh (``job_key`` over the target and the refresh
         id), so a target whose earlier job is done runs again; a target with a job still queued, running or waiting
-        is left alone (``pending``). One entry per target: kind, value, job_id (or None) and status."""
+        is left alone (``pending``). A url target in ``rechecked`` (a known page this refresh asked with a
+        conditional GET) is not queued (``rechecked``). One entry per target: kind, value, job_id (or None) and
+        status."""
         self.tasks.get(task_id)
         rows = self.store.run("jobs/task_targets", {"task_id": task_id, "kinds": list(REFRESH_KINDS)})
         listed: list[dict[str, Any]] = []
         queue: list[dict[str, Any]] = []
         for row in rows:
             entry: dict[str, Any] = {"kind": row["kind"], "value": row["value"], "job_id": None}
-            if row["pending"]:
+            if row["kind"] == "url" and row["value"] in rechecked:
+                entry["status"] = "rechecked"
+            elif row["pending"]:
                 entry["status"] = "pending"
             elif len(queue) >= max_targets:
                 entry["status"] = "over_budget"
@@ -339,6 +345,27 @@ class JobService:
             for listener in self._listeners:
                 listener()
         return listed
+
+    def queue_rereads(self, task_id: str, refresh_id: str, urls: Sequence[str]) -> dict[str, str]:
+        """Known pages whose source changed (a refresh's conditional GET said so) queued to be read again as ``url``
+        jobs, each under a key of its own for this refresh; url -> the job's id (an existing job of the same key
+        keeps its id)."""
+        if not urls:
+            return {}
+        rows = [
+            {
+                "id": new_id("job"),
+                "key": job_key(task_id, "url", f"{url}\x1freread:{refresh_id}"),
+                "kind": "url",
+                "value": url,
+                "options": TargetOptions().model_dump_json(),
+            }
+            for url in dict.fromkeys(urls)
+        ]
+        written = {out["key"]: out for out in self.store.run("jobs/enqueue_jobs", {"task_id": task_id, "rows": rows})}
+        for listener in self._listeners:
+            listener()
+        return {row["value"]: str(written[row["key"]]["id"]) for row in rows if row["key"] in written}
 
     def queue_reference_candidates(self, request: QueueReferenceCandidatesRequest) -> QueueReferenceCandidatesResponse:
         """Queue the task's reference candidates (pages its evidence pages cite, not read yet) as ``doi`` targets, or

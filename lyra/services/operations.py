@@ -99,7 +99,13 @@ from lyra.models.learning import (
     SimilarRecords,
 )
 from lyra.models.refresh import SCHEDULE_MIN_SECONDS, RefreshRequest, RefreshResult
-from lyra.models.timeline import Changes, ClaimTimeline, GetChangesRequest, GetClaimTimelineRequest
+from lyra.models.timeline import (
+    Changes,
+    ClaimTimeline,
+    GetChangesRequest,
+    GetClaimTimelineRequest,
+    RunRecorded,
+)
 from lyra.models.trust import (
     CalibrationMetricsRequest,
     CalibrationResponse,
@@ -109,6 +115,7 @@ from lyra.models.trust import (
     FeedbackRequest,
     FeedbackResponse,
 )
+from lyra.models.webhooks import SetWebhookRequest, WebhookSetting
 from lyra.services.calibration import CalibrationService
 from lyra.services.cleanup import CleanupService
 from lyra.services.domains import DomainGate
@@ -130,6 +137,7 @@ from lyra.services.schedule import ScheduleService
 from lyra.services.status import StatusService
 from lyra.services.tasks import TaskService
 from lyra.services.timeline import TimelineService
+from lyra.services.webhooks import WebhookService
 
 
 class Operations:
@@ -155,6 +163,7 @@ class Operations:
         refresh: Callable[[], RefreshService] | None = None,
         judge_calibration: JudgeCalibrationService | None = None,
         schedule: ScheduleService | None = None,
+        webhooks: WebhookService | None = None,
     ) -> None:
         self.store = store
         self.task_repo = task_repo
@@ -178,6 +187,7 @@ class Operations:
             store, task_repo, JudgingSettings().judge_calibration_min
         )
         self.schedule = schedule or ScheduleService(store, jobs, SCHEDULE_MIN_SECONDS)
+        self._webhooks = webhooks
 
     @property
     def learning(self) -> LearningService:
@@ -444,6 +454,17 @@ class Operations:
         result = self._refresh().refresh(request)
         result.schedule = self.schedule.get(request.task_id)
         return result
+
+    def set_task_webhook(self, request: SetWebhookRequest) -> WebhookSetting:
+        """Set or remove the task's webhook (a signed POST after each run that moved its claims)."""
+        if self._webhooks is None:
+            raise ConfigError("set_task_webhook: this Operations was built without webhooks")
+        return self._webhooks.set_webhook(request)
+
+    def on_run_recorded(self, listener: Callable[[RunRecorded], None]) -> Callable[[], None]:
+        """``listener`` hears of every run of this process that moved claims (the MCP server's resource
+        notifications); returns the call that stops it."""
+        return self.timeline.listen(listener)
 
     def get_claim_timeline(self, request: GetClaimTimelineRequest) -> ClaimTimeline:
         """Everything that happened to one claim, newest first."""

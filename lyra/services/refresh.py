@@ -9,7 +9,8 @@ recorded ``retractions`` run, so get_changes and the claim timelines list the re
 
 A refresh runs that check and queues the task's earlier targets (queries, URLs, DOIs) again as new jobs, within a
 budget, under a key of their own per refresh (a target whose earlier job is done may run again); it is a recorded
-``refresh`` run.
+``refresh`` run. The task's known web pages are not simply read again: each is asked with a conditional GET
+(lyra/services/freshness.py) and only a changed one is queued to be read again.
 """
 
 from __future__ import annotations
@@ -25,12 +26,14 @@ from lyra.graph.store import GraphStore
 from lyra.graph.tasks import TaskRepository
 from lyra.models.api import RetractionNotice
 from lyra.models.refresh import (
+    PageChecks,
     PageRetraction,
     RefreshedTarget,
     RefreshRequest,
     RefreshResult,
     RetractionCheck,
 )
+from lyra.services.freshness import PageRechecker
 from lyra.services.jobs import JobService
 from lyra.services.timeline import TimelineService
 from lyra.sources.scholarly.papers import normalise_doi
@@ -137,21 +140,30 @@ class RetractionService:
 
 class RefreshService:
     def __init__(
-        self, store: GraphStore, jobs: JobService, retractions: RetractionService, timeline: TimelineService
+        self,
+        store: GraphStore,
+        jobs: JobService,
+        retractions: RetractionService,
+        timeline: TimelineService,
+        pages: PageRechecker | None = None,
     ) -> None:
         self.store = store
         self.jobs = jobs
         self.retractions = retractions
         self.timeline = timeline
+        self.pages = pages  # None: no web fetcher in this service, known pages are not re-checked
 
     def refresh(self, request: RefreshRequest) -> RefreshResult:
         started = datetime.now(UTC)
         refresh_id = new_id("rfr")
         check = self.retractions.check_task(request.task_id, request.max_pages)
-        targets = self.jobs.requeue_targets(request.task_id, refresh_id, request.max_targets)
+        pages = self.recheck_pages(request.task_id, refresh_id, request.max_rechecks)
+        rechecked = frozenset(p.url for p in pages.pages) if pages is not None else frozenset()
+        targets = self.jobs.requeue_targets(request.task_id, refresh_id, request.max_targets, rechecked)
         listed = [RefreshedTarget.model_validate(t) for t in targets]
         queued = sum(1 for t in listed if t.status == "queued")
         run_id, _ = self.timeline.record_run(request.task_id, "refresh", refresh_id, started)
+        self.record_page_checks(request.task_id, run_id, pages)
         log.info("task %s: refresh %s queued %d target(s)", request.task_id, refresh_id, queued)
         return RefreshResult(
             task_id=request.task_id,
@@ -160,4 +172,19 @@ class RefreshService:
             queued=queued,
             targets=listed,
             retractions=check,
+            pages=pages,
         )
+
+    def recheck_pages(self, task_id: str, refresh_id: str, max_rechecks: int) -> PageChecks | None:
+        """The task's known web pages asked whether they changed (conditional GET); None without a fetcher."""
+        if self.pages is None:
+            return None
+        return self.pages.recheck(task_id, refresh_id, max_rechecks)
+
+    def record_page_checks(self, task_id: str, run_id: str | None, pages: PageChecks | None) -> None:
+        """The re-check's counts kept on the refresh's run."""
+        if pages is None or not run_id:
+            return
+        counts = {"checked": pages.checked, "unchanged": pages.unchanged, "changed": pages.changed}
+        counts["failed"] = pages.failed
+        self.store.run("freshness/set_run_pages", {"task_id": task_id, "run_id": run_id, "counts": counts})

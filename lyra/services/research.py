@@ -13,6 +13,7 @@ from lyra.graph.store import GraphStore
 from lyra.models.api import AcademicSearchMode, Budget
 from lyra.models.ingest import IdentifierMention, IngestReport
 from lyra.services.academic import AcademicResearch, AcademicRun, is_academic_query
+from lyra.services.freshness import remember_validators
 from lyra.services.ingest import IngestService
 from lyra.services.jobs import ClaimedJob, JobContext, JobOutcome, Park, resolve_file_target
 from lyra.services.status import academic_usage
@@ -333,6 +334,7 @@ class ResearchExecutor:
         if outcome.document is None:
             raise SourceUnavailable(f"{outcome.code}: {outcome.reason} (nothing was read from {job.value!r})")
         report = self._ingest().ingest_documents([outcome.document], job.task_id, progress=progress)
+        remember_validators(self.store, report.page_ids, {outcome.document.url: outcome})
         result: dict[str, object] = report_summary(report)
         result["fetch"] = fetch
         found = self._detect_citations(report, [outcome.document], {outcome.document.url: outcome.links}, progress)

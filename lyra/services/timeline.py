@@ -11,6 +11,8 @@ materials/claim_scores through :meth:`MaterialsService.scores`.
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,6 +31,7 @@ from lyra.models.timeline import (
     GetClaimTimelineRequest,
     RunInfo,
     RunKind,
+    RunRecorded,
     ScorePoint,
     TimelineEvent,
 )
@@ -141,6 +144,31 @@ class TimelineService:
         self.materials = materials
         self.snapshots_per_claim = snapshots_per_claim
         self.runs_per_task = runs_per_task
+        self._listeners: dict[object, Callable[[RunRecorded], None]] = {}
+        self._listeners_lock = threading.Lock()
+
+    def listen(self, listener: Callable[[RunRecorded], None]) -> Callable[[], None]:
+        """Call ``listener`` after every run of this process that moved claims (from the thread that recorded it; it
+        must not block). Returns the call that stops it (docs/concepts/living-evidence.md: the client hears about
+        changes)."""
+        token = object()
+        with self._listeners_lock:
+            self._listeners[token] = listener
+
+        def stop() -> None:
+            with self._listeners_lock:
+                self._listeners.pop(token, None)
+
+        return stop
+
+    def _announce(self, run: RunRecorded) -> None:
+        with self._listeners_lock:
+            listeners = list(self._listeners.values())
+        for listener in listeners:
+            try:
+                listener(run)
+            except Exception:  # a listener's failure never fails the run
+                log.exception("task %s: a listener of run %s failed", run.task_id, run.run_id)
 
     # ------------------------------------------------------------------ recording
     def record_run(
@@ -184,6 +212,10 @@ class TimelineService:
         )
         moved = int(result[0]["moved"]) if result else 0
         log.info("task %s: %s run %s moved %d claim(s)", task_id, kind, run["id"], moved)
+        if result and moved:
+            self._announce(
+                RunRecorded(task_id=task_id, run_id=str(run["id"]), kind=kind, cause_id=cause_id, claims_moved=moved)
+            )
         return str(run["id"]), moved
 
     def record_quietly(

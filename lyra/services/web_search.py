@@ -49,6 +49,7 @@ from lyra.ml.ranking import CandidateRanker
 from lyra.ml.relevance import relevance
 from lyra.models.ingest import IngestReport
 from lyra.models.trust import DomainDecision
+from lyra.services.freshness import remember_validators
 from lyra.sources.domain_patterns import normalise_domain
 from lyra.sources.local_files import SourceDocument
 from lyra.sources.scholarly import find_identifiers
@@ -159,6 +160,7 @@ class WebSearchRun:
     warnings: list[str] = field(default_factory=list)
     identifiers: list[str] = field(default_factory=list)
     links: dict[str, tuple[Link, ...]] = field(default_factory=dict)  # a read page's URL -> its main content's links
+    fetched: dict[str, FetchOutcome] = field(default_factory=dict)  # a read page's URL -> its fetch (validators)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -244,6 +246,8 @@ class WebSearch:
         for document in documents:
             run.add_identifiers(f"{document.doi or ''}\n{document.text}")
         report = ingest(documents) if documents else None
+        if report is not None:
+            remember_validators(self.store, report.page_ids, run.fetched)
         return report, run
 
     # ------------------------------------------------------------------ 1. search
@@ -490,5 +494,6 @@ class WebSearch:
             candidate.fate, candidate.code = "read", "ok"
             documents.append(outcome.document)
             run.links[outcome.document.url] = outcome.links
+            run.fetched[outcome.document.url] = outcome
         run.pages_read = len(documents)
         return documents

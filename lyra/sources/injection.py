@@ -687,7 +687,7 @@ LYRA_TOOL_NAMES: tuple[str, ...] = (
     "calibration_metrics", "calibration_rollback", "generate_proposals", "list_proposals", "get_proposal",
     "approve_proposal", "reject_proposal", "list_rules", "retire_rule", "next_judgments", "submit_judgments",
     "review_queue", "judge_with_assistant", "export_evidence", "get_changes", "get_claim_timeline", "refresh_task",
-    "get_judge_calibration",
+    "get_judge_calibration", "set_task_webhook",
 )  # fmt: skip
 LYRA_TOOL_ARGUMENTS: tuple[str, ...] = (
     "domain_block", "domain_unblock", "page_unblock", "domain_clear_override", "claim_reject", "claim_restore",

@@ -9,7 +9,7 @@ from fastapi import Body, Query
 
 from lyra.api.params import AuthQueueQuery, InterventionIdPath, NoQuery, StatusQuery, TaskIdPath
 from lyra.api.routing import FeatureRouter, Ops, fields
-from lyra.models import api, refresh
+from lyra.models import api, refresh, webhooks
 
 router = FeatureRouter("tasks")
 
@@ -72,9 +72,17 @@ def resolve_auth(
 def refresh_task(
     ops: Ops, task_id: TaskIdPath, body: Annotated[refresh.RefreshBody | None, Body()] = None
 ) -> refresh.RefreshResult:
-    """Refresh the task: retraction states of its DOI pages read fresh and applied; its earlier targets queued
-    again within a budget."""
+    """Refresh the task: retraction states of its DOI pages read fresh and applied; its known web pages asked
+    whether they changed (conditional GET), the changed ones queued; its other earlier targets queued again within
+    a budget."""
     return ops.refresh_task(refresh.RefreshRequest(task_id=task_id, **fields(body)))
+
+
+@router.operation("set_task_webhook")
+def set_task_webhook(ops: Ops, task_id: TaskIdPath, body: webhooks.SetWebhookBody) -> webhooks.WebhookSetting:
+    """Set (or, with url null, remove) the URL Lyra POSTs a signed note to after each run that moved the task's
+    claims."""
+    return ops.set_task_webhook(webhooks.SetWebhookRequest(task_id=task_id, **fields(body)))
 
 
 @router.operation("stop_task")

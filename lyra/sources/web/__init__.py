@@ -48,6 +48,10 @@ when ``LYRA_WEB_BROWSER`` is ``auto`` (little text and scripts) or ``always``. T
 the browser makes through ``fetch`` (the same guarded, polite path), so the browser never reaches the network by
 itself.
 
+Known pages: ``fetcher.revalidate(url, etag=..., last_modified=..., known_hash=...)`` asks with a conditional GET
+(``If-None-Match`` / ``If-Modified-Since``) whether a page changed, under the same rules; a successful ``fetch``
+carries the validators and the body's sha256 to keep (``outcome.etag``, ``last_modified``, ``content_hash``).
+
 Raw requests: ``fetcher.get(url, robots=..., trusted_origin=...)`` applies the same rules without extracting anything
 (the search engines of :mod:`lyra.sources.search` read their JSON and result pages with it) and raises
 :class:`FetchRefused`; ``fetcher.render(response, renderer)`` runs a fetched page in chromium with every other request
@@ -60,7 +64,9 @@ from lyra.sources.web.fetcher import (
     FetchCode,
     FetchOutcome,
     FetchRefused,
+    Revalidation,
     WebFetcher,
+    content_hash,
     origin_of,
 )
 from lyra.sources.web.politeness import (
@@ -90,7 +96,9 @@ __all__ = [
     "RateLimiter",
     "RawResponse",
     "RequestSpacer",
+    "Revalidation",
     "WebFetcher",
+    "content_hash",
     "detect_challenge",
     "origin_of",
 ]

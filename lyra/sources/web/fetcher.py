@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import logging
 import threading
@@ -38,7 +39,17 @@ from lyra.sources.web.types import PageRenderer, RawResponse
 
 log = logging.getLogger(__name__)
 
-__all__ = ["FetchCode", "FetchOutcome", "FetchRefused", "PageRenderer", "RawResponse", "WebFetcher", "origin_of"]
+__all__ = [
+    "FetchCode",
+    "FetchOutcome",
+    "FetchRefused",
+    "PageRenderer",
+    "RawResponse",
+    "Revalidation",
+    "WebFetcher",
+    "content_hash",
+    "origin_of",
+]
 
 FetchCode = Literal[
     "ok",
@@ -105,10 +116,47 @@ class FetchOutcome:
     bytes_read: int = 0
     rendered: bool = False  # the HTML came from the browser
     challenge: Challenge | None = None  # code needs_intervention: the CAPTCHA / login / consent wall found
+    etag: str | None = None  # the answer's validators (code ok), kept on the page for a later conditional GET
+    last_modified: str | None = None
+    content_hash: str | None = None  # sha256 of the body as fetched (code ok)
 
     @property
     def ok(self) -> bool:
         return self.document is not None
+
+
+RevalidationCode = Literal["not_modified", "same_hash", "changed", "failed"]
+
+
+@dataclass(frozen=True)
+class Revalidation:
+    """What a conditional GET of a known page said (:meth:`WebFetcher.revalidate`, docs/concepts/living-evidence.md).
+
+    ``code``: ``not_modified`` (HTTP 304: nothing read), ``same_hash`` (a 2xx whose body hashes as before),
+    ``changed`` (a 2xx with another body, or the first hash of a page that had none), ``failed`` (refused or an error:
+    ``failure`` is the fetcher's :data:`FetchCode`). ``etag`` / ``last_modified`` / ``content_hash``: what to keep on
+    the page now (the new answer's validators; a 304's or a failure's leave the stored ones)."""
+
+    url: str
+    code: RevalidationCode
+    reason: str
+    status: int | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    content_hash: str | None = None
+    failure: FetchCode | None = None
+    bytes_read: int = 0
+
+
+def content_hash(body: bytes) -> str:
+    """The content hash kept on a page: sha256 of the body exactly as fetched."""
+    return hashlib.sha256(body).hexdigest()
+
+
+def _validators(response: RawResponse) -> tuple[str | None, str | None]:
+    etag = response.headers.get("etag", "").strip() or None
+    modified = response.headers.get("last-modified", "").strip() or None
+    return etag, modified
 
 
 class FetchRefused(Exception):
@@ -420,6 +468,85 @@ class WebFetcher:
             render_seconds=trace.render_seconds,
             bytes_read=trace.bytes_read,
             rendered=extracted.document.extraction_method.endswith("+browser"),
+            etag=_validators(response)[0],
+            last_modified=_validators(response)[1],
+            content_hash=content_hash(response.body),
+        )
+
+    def revalidate(
+        self,
+        url: str,
+        *,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        known_hash: str | None = None,
+    ) -> Revalidation:
+        """Ask whether a known page changed: one GET through every rule of :meth:`fetch` (SSRF guard, domain gate,
+        robots.txt, the daily page budget, the domain's rate, limits), with ``If-None-Match: etag`` and
+        ``If-Modified-Since: last_modified`` when they are known. A 304 is ``not_modified`` (no body read); a 2xx
+        body is hashed and compared with ``known_hash``. Nothing is extracted; never raises for what the page or
+        the network does."""
+        headers: dict[str, str] = {}
+        if etag:
+            headers["If-None-Match"] = etag
+        if last_modified:
+            headers["If-Modified-Since"] = last_modified
+        trace = _Trace(deadline=time.monotonic() + self.settings.web_timeout_seconds)
+        try:
+            response = self._get(
+                url,
+                trace,
+                robots=True,
+                count_page=True,
+                max_bytes=self.settings.web_max_bytes,
+                any_type=True,
+                extra_headers=headers,
+            )
+        except _Refused as refused:
+            if refused.status == 304:
+                fresh = _validators(refused.response) if refused.response is not None else (None, None)
+                log.info("revalidate %s: 304 not modified", url)
+                return Revalidation(
+                    url,
+                    "not_modified",
+                    "HTTP 304: not modified",
+                    304,
+                    etag=fresh[0] or etag,
+                    last_modified=fresh[1] or last_modified,
+                    content_hash=known_hash,
+                    bytes_read=trace.bytes_read,
+                )
+            log.info("revalidate %s: %s (%s)", url, refused.code, refused.reason)
+            return Revalidation(
+                url,
+                "failed",
+                refused.reason,
+                refused.status,
+                etag=etag,
+                last_modified=last_modified,
+                content_hash=known_hash,
+                failure=refused.code,
+                bytes_read=trace.bytes_read,
+            )
+        new_etag, new_modified = _validators(response)
+        digest = content_hash(response.body)
+        same = known_hash is not None and digest == known_hash
+        code: RevalidationCode = "same_hash" if same else "changed"
+        reason = (
+            f"HTTP {response.status}: the same content"
+            if same
+            else f"HTTP {response.status}: " + ("the content changed" if known_hash else "no content hash known before")
+        )
+        log.info("revalidate %s: %s", url, code)
+        return Revalidation(
+            url,
+            code,
+            reason,
+            response.status,
+            etag=new_etag,
+            last_modified=new_modified,
+            content_hash=digest,
+            bytes_read=trace.bytes_read,
         )
 
     # ------------------------------------------------------------------ steps
@@ -605,6 +732,7 @@ class WebFetcher:
         truncate: bool = False,
         trusted_origin: str | None = None,
         read_walls: bool = False,
+        extra_headers: Mapping[str, str] | None = None,
     ) -> RawResponse:
         """GET with redirects followed by hand, each hop admitted again; the final 2xx response with its body.
         ``read_walls``: the HTML of a 401/403/429/503 answer is read too (bounded) and carried by the refusal, so
@@ -621,6 +749,7 @@ class WebFetcher:
                 truncate=truncate,
                 trusted=trusted,
                 read_walls=read_walls,
+                extra_headers=extra_headers,
             )
             if response.status in REDIRECT_STATUSES:
                 location = response.headers.get("location", "").strip()
@@ -660,16 +789,18 @@ class WebFetcher:
         truncate: bool,
         trusted: bool = False,
         read_walls: bool = False,
+        extra_headers: Mapping[str, str] | None = None,
     ) -> RawResponse:
         remaining = trace.remaining()
         if remaining <= 0:
             raise _Refused("timeout", f"no time left for {url} ({self.settings.web_timeout_seconds}s in all)")
         timeout = httpx.Timeout(remaining, connect=min(self.settings.web_connect_timeout_seconds, remaining))
         cookie = cookie_for(trace.cookies, url)
+        sent = dict(extra_headers or {})
+        if cookie:
+            sent["Cookie"] = cookie
         try:
-            with self._client_for(trusted).stream(
-                "GET", url, timeout=timeout, headers={"Cookie": cookie} if cookie else None
-            ) as stream:
+            with self._client_for(trusted).stream("GET", url, timeout=timeout, headers=sent or None) as stream:
                 headers = {k.lower(): v for k, v in stream.headers.items()}
                 head = RawResponse(str(stream.url), stream.status_code, headers)
                 wall_candidate = (

@@ -356,3 +356,24 @@ def test_task_add_claims_reports_new_and_held_claims_and_names_the_bad_input(
     assert missing.returncode == 2 and "error (not_found)" in missing.stderr
     empty = lyra(settings, "task", "add-claims", "cli_claims", "ok", " ")
     assert empty.returncode == 2 and "error (invalid_input): claims[1]" in empty.stderr
+
+
+def test_task_webhook_command_sets_prints_the_secret_once_removes_and_refuses_a_private_address(
+    graph: Services, settings: Settings
+) -> None:
+    graph.tasks.create_task("hooked_cli", "h")
+    set_ = lyra(settings, "task", "webhook", "hooked_cli", "--url", "https://hooks.example.org/lyra")
+    assert set_.returncode == 0, set_.stderr
+    answer = json.loads(set_.stdout)
+    assert answer["url"] == "https://hooks.example.org/lyra" and len(answer["secret"]) >= 32
+    assert answer["signature_header"] == "X-Lyra-Signature"
+    again = json.loads(
+        lyra(settings, "task", "webhook", "hooked_cli", "--url", "https://hooks.example.org/lyra").stdout
+    )
+    assert again["secret"] is None
+    private = lyra(settings, "task", "webhook", "hooked_cli", "--url", "http://10.1.2.3/hook")
+    assert private.returncode != 0 and "url" in private.stderr
+    neither = lyra(settings, "task", "webhook", "hooked_cli")
+    assert neither.returncode != 0 and "--remove" in neither.stderr
+    removed = lyra(settings, "task", "webhook", "hooked_cli", "--remove")
+    assert removed.returncode == 0 and json.loads(removed.stdout)["url"] is None

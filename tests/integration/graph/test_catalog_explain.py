@@ -22,7 +22,7 @@ def dummy_params(query: CypherQuery) -> dict[str, Any]:
     for name in query.parameters:
         if name in ("rows", "ids", "kinds", "domains", "urls", "claims", "pairs", "keys") or name.endswith("_ids"):
             values[name] = []
-        elif name in ("row", "run"):
+        elif name in ("row", "run", "counts"):
             values[name] = {}
         elif name in (
             "batch_size",
@@ -50,6 +50,8 @@ def dummy_params(query: CypherQuery) -> dict[str, Any]:
             "tokens",
             "max_calls",
             "max_tokens",
+            "attempts",
+            "http_status",
         ):
             values[name] = 100
         elif name in (

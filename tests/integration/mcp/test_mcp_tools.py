@@ -57,6 +57,7 @@ TOOLS = {
     "get_claim_timeline": (True, False),
     "export_evidence": (True, False),
     "refresh_task": (False, False),
+    "set_task_webhook": (False, False),
 }
 
 

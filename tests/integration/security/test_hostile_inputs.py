@@ -357,6 +357,7 @@ def operations_for(services: Services, root: Path) -> Operations:
         interventions=services.interventions,
         learning=lambda: learning,
         judging=JudgingService(services.store, services.task_repo, services.settings.judging),
+        webhooks=services.webhooks,
     )
 
 

@@ -7,6 +7,7 @@ pool."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import stat
@@ -388,6 +389,9 @@ def test_a_query_job_skips_a_domain_paused_for_its_task_and_sends_the_cookie_a_p
     assert paused[:2] == ("paused", "domain_paused") and "until a person resolves" in str(paused[2])
     assert fates[site.url("open.test", "/paper")][:2] == ("read", "ok")
     assert "/article/7" not in site.paths("journal.test")
+    # a page a web search read keeps its content hash, for a later refresh's re-check
+    expected_hash = hashlib.sha256(ARTICLE.format(n="open").encode()).hexdigest()
+    assert count(graph, "MATCH (p:Page {content_hash: $h}) RETURN count(p)", h=expected_hash) == 1
 
     # a person hands over the cookie: the next query job reads the article, sending it (to that domain only)
     graph.operations.resolve_auth(

@@ -1,0 +1,141 @@
+"""Known pages re-checked only when their source says they changed (docs/concepts/living-evidence.md).
+
+A fetched page keeps what its source said (cypher/freshness/set_page_validators): its ETag, Last-Modified and the
+sha256 of its body. A refresh asks each known web page of the task again with a conditional GET through the one
+guarded, polite fetcher (its SSRF guard, domain gate, robots.txt, daily budget and per-domain rate): a 304 reads
+nothing, a 2xx with the same hash is unchanged, a changed page gets ``changed_at`` and is queued to be read again
+through the ingest path (a ``url`` job of the refresh).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+from lyra.graph.store import GraphStore
+from lyra.models.refresh import PageCheck, PageCheckResult, PageChecks
+from lyra.services.jobs import JobService
+
+if TYPE_CHECKING:  # the fetcher's module loads the extractors: imported where a fetcher is built
+    from lyra.sources.web import Revalidation, WebFetcher
+
+log = logging.getLogger(__name__)
+
+
+class Validated(Protocol):
+    """A fetch's validators (:class:`~lyra.sources.web.FetchOutcome` fits)."""
+
+    @property
+    def etag(self) -> str | None: ...
+
+    @property
+    def last_modified(self) -> str | None: ...
+
+    @property
+    def content_hash(self) -> str | None: ...
+
+
+def remember_validators(store: GraphStore, page_ids: Mapping[str, str], fetched: Mapping[str, Validated]) -> int:
+    """Keep, on each page read (``page_ids``: document URL -> page id), what its fetch said: ETag, Last-Modified,
+    content hash. ``fetched``: document URL -> the fetch outcome. Returns the pages written."""
+    rows = [
+        {
+            "page_id": page_ids[url],
+            "etag": outcome.etag,
+            "last_modified": outcome.last_modified,
+            "content_hash": outcome.content_hash,
+            "changed": False,
+        }
+        for url, outcome in fetched.items()
+        if url in page_ids and outcome.content_hash is not None
+    ]
+    if not rows:
+        return 0
+    return len(store.run("freshness/set_page_validators", {"rows": rows}))
+
+
+def _result(check: Revalidation, had_hash: bool) -> PageCheckResult:
+    if check.code == "changed" and not had_hash:
+        return "first_check"
+    return check.code
+
+
+class PageRechecker:
+    """Asks a task's known web pages whether they changed; queues the changed ones to be read again."""
+
+    def __init__(self, store: GraphStore, jobs: JobService, web: Callable[[], WebFetcher]) -> None:
+        self.store = store
+        self.jobs = jobs
+        self.web = web
+
+    def recheck(self, task_id: str, refresh_id: str, max_pages: int) -> PageChecks:
+        pages = self.store.run("freshness/task_known_pages", {"task_id": task_id, "limit": max_pages})
+        if not pages:
+            return _summary([])
+        fetcher = self.web()
+        listed: list[PageCheck] = []
+        rows: list[dict[str, Any]] = []
+        for page in pages:
+            had_hash = page["content_hash"] is not None
+            check = fetcher.revalidate(
+                str(page["url"]),
+                etag=page["etag"],
+                last_modified=page["last_modified"],
+                known_hash=page["content_hash"],
+            )
+            result = _result(check, had_hash)
+            listed.append(
+                PageCheck(
+                    source_id=str(page["page_id"]),
+                    url=str(page["url"]),
+                    result=result,
+                    status=check.status,
+                    reason=check.reason,
+                    failure=check.failure,
+                )
+            )
+            if result != "failed":
+                rows.append(
+                    {
+                        "page_id": page["page_id"],
+                        "etag": check.etag,
+                        "last_modified": check.last_modified,
+                        "content_hash": check.content_hash,
+                        "changed": result == "changed",
+                    }
+                )
+        if rows:
+            self.store.run("freshness/set_page_validators", {"rows": rows})
+        changed = [p.url for p in listed if p.result == "changed"]
+        jobs = self.jobs.queue_rereads(task_id, refresh_id, changed)
+        for checked in listed:
+            checked.job_id = jobs.get(checked.url) if checked.result == "changed" else None
+        summary = _summary(listed)
+        log.info(
+            "task %s: refresh %s re-checked %d page(s): %d unchanged, %d changed, %d failed",
+            task_id,
+            refresh_id,
+            summary.checked,
+            summary.unchanged,
+            summary.changed,
+            summary.failed,
+        )
+        return summary
+
+
+def _summary(listed: list[PageCheck]) -> PageChecks:
+    def count(result: PageCheckResult) -> int:
+        return sum(1 for p in listed if p.result == result)
+
+    return PageChecks(
+        checked=len(listed),
+        unchanged=count("not_modified") + count("same_hash"),
+        not_modified=count("not_modified"),
+        same_hash=count("same_hash"),
+        changed=count("changed"),
+        first_check=count("first_check"),
+        failed=count("failed"),
+        requeued=sum(1 for p in listed if p.job_id is not None),
+        pages=listed,
+    )
