@@ -15,7 +15,7 @@ CALL (n) {
   CALL (n) {
     MATCH (n:Fragment)-[r:SUPPORTS|REFUTES|NEUTRAL]->(c:Claim)
     CALL apoc.lock.nodes([c])
-    WITH r, c, CASE WHEN r.retracted = true THEN null ELSE type(r) END AS rel,  // a retracted edge counts for nothing
+    WITH r, c, CASE WHEN (r.retracted = true OR r.superseded = true) THEN null ELSE type(r) END AS rel,  // a retracted edge counts for nothing
          CASE WHEN r.edge_human_corrected = true THEN 1.0 ELSE coalesce(toFloat(r.nli_confidence), 0.0) END AS weight
     SET c.evidence_supports = c.evidence_supports - CASE rel WHEN 'SUPPORTS' THEN 1 ELSE 0 END,
         c.evidence_refutes = c.evidence_refutes - CASE rel WHEN 'REFUTES' THEN 1 ELSE 0 END,

@@ -14,7 +14,8 @@
 // judge / judge_rank / judged_at / instructions_version: these edges are the offline judge's (rank 0);
 // judge null is 'offline:import'.
 // A passage of a retracted paper (a page with retracted_at, see retractions/retract_edges) gets a retracted edge:
-// stored, shown, but left out of the claim's sums and counts. Higher judges replace them through judging/submit_judgments and
+// stored, shown, but left out of the claim's sums and counts; so does a passage superseded on every page of the
+// claim's task that carried it (freshness/supersede_passages, decision record 0016). Higher judges replace them through judging/submit_judgments and
 // feedback/correct_edge, never through this statement.
 UNWIND $claims AS grp
 MATCH (c:Claim {id: grp.claim_id})
@@ -25,7 +26,11 @@ CALL (c, grp, known) {
   WITH row
     WHERE NOT row.fragment_id IN known
   MATCH (f:Fragment {id: row.fragment_id})
-  WITH row, f, EXISTS { (f)-[:EXTRACTED_FROM]->(rp:Page) WHERE rp.retracted_at IS NOT NULL } AS retracted
+  WITH row, f, EXISTS { (f)-[:EXTRACTED_FROM]->(rp:Page) WHERE rp.retracted_at IS NOT NULL } AS retracted,
+       // gone from every page of the claim's task that carried it (freshness/supersede_passages)
+       EXISTS { (f)-[x:EXTRACTED_FROM]->(:Page) WHERE x.superseded_at IS NOT NULL }
+         AND NOT EXISTS { (f)-[x:EXTRACTED_FROM]->(:Page)<-[:READ]-(:Task {id: c.task_id})
+                          WHERE x.superseded_at IS NULL } AS superseded
   CREATE (f)-[r:$(row.relation) {id: row.id, nli_label: row.nli_label, nli_confidence: row.nli_confidence,
                                   edge_human_corrected: false, created_at: datetime(),
                                   judge: coalesce(row.judge, 'offline:import'), judge_rank: 0, judged_at: datetime()}]->(c)
@@ -34,8 +39,9 @@ CALL (c, grp, known) {
       r.cause_id = row.cause_id, r.nli_evidence_sentence = row.nli_evidence_sentence,
       r.instructions_version = row.instructions_version
   FOREACH (_ IN CASE WHEN retracted THEN [1] ELSE [] END | SET r.retracted = true, r.retracted_at = datetime())
-  // a retracted edge is stored but counts for nothing (relation null in the sums)
-  RETURN collect({id: row.id, relation: CASE WHEN retracted THEN null ELSE row.relation END,
+  FOREACH (_ IN CASE WHEN superseded THEN [1] ELSE [] END | SET r.superseded = true, r.superseded_at = datetime())
+  // a retracted or superseded edge is stored but counts for nothing (relation null in the sums)
+  RETURN collect({id: row.id, relation: CASE WHEN retracted OR superseded THEN null ELSE row.relation END,
                   weight: coalesce(toFloat(row.nli_confidence), 0.0)}) AS created
 }
 SET c.evidence_support_weight = c.evidence_support_weight

@@ -46,8 +46,8 @@ SET edge.judge = $judge, edge.judge_rank = 2, edge.judged_at = datetime(), edge.
     edge.offline_relation = offline_relation, edge.offline_confidence = offline_confidence
 // a retracted edge (retractions/retract_edges) stays retracted whatever its relation: it moves no sum or count
 WITH f, edge, c, old_type, props, old_weight,
-     CASE WHEN props.retracted = true THEN null ELSE old_type END AS old_rel,
-     CASE WHEN props.retracted = true THEN null ELSE $new_type END AS new_rel
+     CASE WHEN (props.retracted = true OR props.superseded = true) THEN null ELSE old_type END AS old_rel,
+     CASE WHEN (props.retracted = true OR props.superseded = true) THEN null ELSE $new_type END AS new_rel
 CREATE (:Judgment {id: $judgment_id, edge_id: $edge_id, claim_id: c.id, fragment_id: f.id, task_id: $task_id,
                    judge: $judge, judge_rank: 2, relation: $new_type, confidence: 1.0, rationale: $reason,
                    previous_relation: old_type, previous_judge: props.judge, previous_confidence: props.nli_confidence,

@@ -59,6 +59,11 @@ CALL (c, grp) {
     // a passage of a retracted paper (retractions/retract_edges): the new edge is retracted from the start
     FOREACH (_ IN CASE WHEN EXISTS { (f)-[:EXTRACTED_FROM]->(rp:Page) WHERE rp.retracted_at IS NOT NULL }
                   THEN [1] ELSE [] END | SET n.retracted = true, n.retracted_at = datetime())
+    // a passage gone from every page of the claim's task that carried it (freshness/supersede_passages)
+    FOREACH (_ IN CASE WHEN EXISTS { (f)-[x:EXTRACTED_FROM]->(:Page) WHERE x.superseded_at IS NOT NULL }
+                       AND NOT EXISTS { (f)-[x:EXTRACTED_FROM]->(:Page)<-[:READ]-(:Task {id: c.task_id})
+                                        WHERE x.superseded_at IS NULL }
+                  THEN [1] ELSE [] END | SET n.superseded = true, n.superseded_at = datetime())
     RETURN n AS edge, null AS old_type, {} AS props
   }
   WITH c, it, t, f, status, edge, old_type, props,
@@ -89,8 +94,8 @@ CALL (c, grp) {
   // a retracted edge keeps its verdict but moves no sum or count (old_rel / new_rel null)
   RETURN collect({index: it.index, status: status, edge_id: edge.id, relation: it.relation, old_type: old_type,
                   old_weight: old_weight, weight: weight,
-                  old_rel: CASE WHEN edge.retracted = true THEN null ELSE old_type END,
-                  new_rel: CASE WHEN edge.retracted = true THEN null ELSE it.relation END}) AS results
+                  old_rel: CASE WHEN (edge.retracted = true OR edge.superseded = true) THEN null ELSE old_type END,
+                  new_rel: CASE WHEN (edge.retracted = true OR edge.superseded = true) THEN null ELSE it.relation END}) AS results
 }
 WITH c, results, [x IN results WHERE x.status = 'ok'] AS done
 SET c.evidence_support_weight = c.evidence_support_weight

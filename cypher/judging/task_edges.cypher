@@ -12,7 +12,7 @@ WHERE coalesce(c.claim_adoption_status, 'adopted') = 'adopted'
 MATCH (f:Fragment)-[r:SUPPORTS|REFUTES|NEUTRAL]->(c)
 WHERE coalesce(r.judge_rank, 0) <= $max_rank
 RETURN r.id AS edge_id, c.id AS claim_id, c.text AS claim_text, f.id AS fragment_id, type(r) AS relation,
-       CASE WHEN r.retracted = true THEN 0.0 WHEN r.edge_human_corrected = true THEN 1.0
+       CASE WHEN (r.retracted = true OR r.superseded = true) THEN 0.0 WHEN r.edge_human_corrected = true THEN 1.0
             ELSE coalesce(toFloat(r.nli_confidence), 0.0) END AS weight,
        toFloat(coalesce(r.nli_confidence_raw, r.nli_confidence)) AS offline_confidence,
        toFloat(r.nli_confidence) AS label_probability, coalesce(r.retracted, false) AS retracted,

@@ -15,7 +15,7 @@ CALL () {
 }
 CALL (c) {
   OPTIONAL MATCH (c)<-[r:SUPPORTS|REFUTES|NEUTRAL]-()
-  WITH CASE WHEN r.retracted = true THEN null ELSE type(r) END AS rel, CASE WHEN r.edge_human_corrected = true THEN 1.0 ELSE toFloat(r.nli_confidence) END AS weight
+  WITH CASE WHEN (r.retracted = true OR r.superseded = true) THEN null ELSE type(r) END AS rel, CASE WHEN r.edge_human_corrected = true THEN 1.0 ELSE toFloat(r.nli_confidence) END AS weight
   RETURN sum(CASE rel WHEN 'SUPPORTS' THEN weight ELSE 0.0 END) AS support_weight,
          sum(CASE rel WHEN 'REFUTES' THEN weight ELSE 0.0 END) AS refute_weight,
          count(CASE rel WHEN 'SUPPORTS' THEN 1 END) AS supports,

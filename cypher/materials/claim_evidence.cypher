@@ -28,7 +28,7 @@ CALL (f, tid) {
 UNWIND uses AS use
 WITH use[0] AS c, use[1] AS r, f, pages, oldest, newest
 WITH c, r, f, pages, oldest, newest, type(r) AS relation,
-     CASE WHEN r.retracted = true THEN 0.0 WHEN r.edge_human_corrected = true THEN 1.0
+     CASE WHEN (r.retracted = true OR r.superseded = true) THEN 0.0 WHEN r.edge_human_corrected = true THEN 1.0
           ELSE toFloat(r.nli_confidence) END AS weight
 ORDER BY CASE relation WHEN 'NEUTRAL' THEN 1 ELSE 0 END, weight DESC, r.id
 WITH c, min(oldest) AS oldest, max(newest) AS newest,
@@ -42,13 +42,14 @@ WITH c, oldest, newest, supporting, size(listed) AS available,
      // retracted); pages: up to $pages_per_item lists (id, url, title, year, doi, venue, retraction_state,
      // retraction_notices, retracted_at) of the task's pages carrying the fragment, oldest crawl first. retracted:
      // the edge came from a retracted paper and counts for nothing (weight 0.0; retractions/retract_edges).
+     // superseded: its passage left the pages the task read (freshness/supersede_passages): weight 0.0 too.
      // Lists, not maps: maps cost the server and the driver more
      [x IN listed[..$evidence_limit] | [x[0].id, toLower(type(x[0])), x[1].id,
        [p IN x[2][..$pages_per_item] | [p.id, p.url, p.title, p.year, p.doi, p.venue, p.retraction_state,
                                         p.retraction_notices, toString(p.retracted_at)]], x[1].text,
        x[0].nli_confidence, x[3], x[0].source_domain_category, coalesce(x[0].edge_human_corrected, false),
        x[0].nli_evidence_sentence, size(x[2]), x[1].scanned_with, x[0].judge,
-       coalesce(x[0].retracted, false)]] AS evidence
+       coalesce(x[0].retracted, false), coalesce(x[0].superseded, false)]] AS evidence
 // one row, one list per claim (collect() would drop the nulls of a column list)
 RETURN collect([c.id, c.text, coalesce(c.claim_adoption_status, 'adopted'), c.claim_rejection_reason, oldest, newest,
                 supporting, available, evidence, COUNT { (c)-[:SOURCE_REJECTED]->(:Domain) },

@@ -23,7 +23,7 @@ WITH c, r,
        }[0]
      END AS replaced
 WITH c, r,
-     CASE WHEN r IS NULL OR r.retracted = true THEN null
+     CASE WHEN r IS NULL OR (r.retracted = true OR r.superseded = true) THEN null
           WHEN coalesce(r.judge_rank, 0) = 0 THEN [type(r), toFloat(r.nli_confidence)]
           WHEN r.offline_relation IS NOT NULL THEN [r.offline_relation, toFloat(r.offline_confidence)]
           WHEN replaced IS NOT NULL THEN [replaced[0], toFloat(replaced[1])]

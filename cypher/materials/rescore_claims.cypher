@@ -18,7 +18,7 @@ CALL () {
 CALL (c) {
   CALL apoc.lock.nodes([c])
   OPTIONAL MATCH (c)<-[r:SUPPORTS|REFUTES|NEUTRAL]-()
-  WITH c, CASE WHEN r.retracted = true THEN null ELSE type(r) END AS rel,
+  WITH c, CASE WHEN (r.retracted = true OR r.superseded = true) THEN null ELSE type(r) END AS rel,
        CASE WHEN r.edge_human_corrected = true THEN 1.0 ELSE toFloat(r.nli_confidence) END AS weight
   WITH c, sum(CASE rel WHEN 'SUPPORTS' THEN weight ELSE 0.0 END) AS support_weight,
        sum(CASE rel WHEN 'REFUTES' THEN weight ELSE 0.0 END) AS refute_weight,

@@ -19,7 +19,8 @@ CALL (c) {
   MATCH (c)<-[r:SUPPORTS|REFUTES|NEUTRAL]-(f:Fragment)
   WHERE coalesce(r.retracted, false) = false
     AND EXISTS { (f)-[:EXTRACTED_FROM]->(rp:Page) WHERE rp.retracted_at IS NOT NULL AND (:Task {id: $task_id})-[:READ]->(rp) }
-  WITH c, r, type(r) AS rel,
+  // a superseded edge (freshness/supersede_passages) is out of the sums already: flagged, not subtracted again
+  WITH c, r, CASE WHEN r.superseded = true THEN null ELSE type(r) END AS rel,
        CASE WHEN r.edge_human_corrected = true THEN 1.0 ELSE coalesce(toFloat(r.nli_confidence), 0.0) END AS weight
   SET r.retracted = true, r.retracted_at = datetime()
   WITH c, collect({id: r.id, rel: rel, weight: weight}) AS gone

@@ -5,6 +5,8 @@
 // - added: stance edges created since (new evidence), with the first page the task read that carries the passage;
 // - judged: (:Judgment) records since (a person's correction, an assistant's verdict: who, from what, to what);
 // - retracted: pages the task read, carrying evidence of the claim, found retracted since;
+// - page_changed: pages the task read that changed and were read again (freshness/supersede_passages), with the
+//   claim's edges whose passage left the page since (edge_ids) and those whose passage came back (restored_edge_ids);
 // - ruled: rule deployments since (runs of kind 'rule') at which the claim's scores stood differently (the claim's
 //   snapshot of that run), with what was deployed (the run's cause_id, e.g. 'stance_llm v3: approve prp_...').
 // Scores now come from materials/claim_scores (the one statement that computes confidence). Timestamps as strings.
@@ -23,7 +25,7 @@ CALL (t, c, since) {
   WITH r, f LIMIT $causes_per_claim
   RETURN collect(CASE WHEN r IS NOT NULL THEN {
     at: toString(r.created_at), edge_id: r.id, relation: toLower(type(r)), judge: r.judge,
-    weight: CASE WHEN r.retracted = true THEN 0.0 WHEN r.edge_human_corrected = true THEN 1.0
+    weight: CASE WHEN (r.retracted = true OR r.superseded = true) THEN 0.0 WHEN r.edge_human_corrected = true THEN 1.0
                  ELSE toFloat(r.nli_confidence) END,
     fragment_id: f.id,
     page: head(COLLECT { MATCH (f)-[:EXTRACTED_FROM]->(p:Page)<-[:READ]-(t)
@@ -45,6 +47,19 @@ CALL (t, c, since) {
     at: toString(p.retracted_at), page: p {.id, .url, .title, .doi}, edge_ids: edge_ids,
     notice_doi: p.retraction_notice_doi, source: p.retraction_source} END) AS retracted
 }
+CALL (t, c, since) {
+  OPTIONAL MATCH (c)<-[r:SUPPORTS|REFUTES|NEUTRAL]-(:Fragment)-[:EXTRACTED_FROM]->(p:Page)<-[:READ]-(t)
+    WHERE p.changed_at IS NOT NULL
+      AND ((r.superseded = true AND r.superseded_at >= since) OR (r.superseded IS NULL AND r.restored_at >= since))
+  WITH p, collect(DISTINCT CASE WHEN r.superseded = true THEN r.id END) AS edge_ids,
+       collect(DISTINCT CASE WHEN r.superseded IS NULL THEN r.id END) AS restored_edge_ids,
+       max(coalesce(r.superseded_at, r.restored_at)) AS at
+  WITH p, edge_ids, restored_edge_ids, at ORDER BY at DESC, p.id
+  WITH p, edge_ids, restored_edge_ids, at LIMIT $causes_per_claim
+  RETURN collect(CASE WHEN p IS NOT NULL THEN {
+    at: toString(at), page: p {.id, .url, .title, .doi}, edge_ids: edge_ids,
+    restored_edge_ids: restored_edge_ids} END) AS page_changed
+}
 CALL (c, since) {
   OPTIONAL MATCH (c)-[:HAS_SNAPSHOT]->(s:ClaimSnapshot {run_kind: 'rule'})
     WHERE s.at >= since
@@ -56,5 +71,5 @@ CALL (c, since) {
 }
 RETURN c.id AS claim_id, c.text AS text, coalesce(c.created_at >= since, false) AS created_since,
        CASE WHEN before IS NULL THEN null ELSE before {.*, at: toString(before.at)} END AS before,
-       added, judged, retracted, ruled
+       added, judged, retracted, page_changed, ruled
 ORDER BY c.created_at, c.id

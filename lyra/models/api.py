@@ -829,6 +829,11 @@ class Evidence(Response):
         description="the passage comes from a retracted paper: the edge is kept and shown but counts for nothing "
         "(weight 0.0, left out of the claim's counts)",
     )
+    superseded: bool = Field(
+        default=False,
+        description="the passage is no longer on the pages the task read (they changed; decision record 0016): the "
+        "edge is kept and shown but counts for nothing until the passage is back",
+    )
     retraction: Literal["retracted", "has_concern", "corrected", "none"] | None = Field(
         default=None,
         description="the most serious retraction state of its pages (null: none checked); has_concern and "

@@ -108,3 +108,5 @@ class IngestReport(BaseModel):
     # for jobs, not serialised: the identifiers the read documents carry, and each read document's page id by URL
     identifiers: list[IdentifierMention] = Field(default_factory=list, exclude=True)
     page_ids: dict[str, str] = Field(default_factory=dict, exclude=True)
+    # page id -> the fragments this read found on it (a page read again: the rest left it, decision record 0016)
+    page_fragments: dict[str, list[str]] = Field(default_factory=dict, exclude=True)

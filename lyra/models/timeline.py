@@ -11,7 +11,9 @@ from lyra.models.api import Request, Response, SourceText, TaskRequest, single_l
 
 RUN_ID_PATTERN = r"^run_[0-9a-f]{8,64}$"
 RunKind = Literal["ingest", "research", "judge_remaining", "refresh", "feedback", "judgments", "rule", "retractions"]
-CauseKind = Literal["new_evidence", "correction", "assistant_judgment", "judge_change", "retraction", "rule_change"]
+CauseKind = Literal[
+    "new_evidence", "correction", "assistant_judgment", "judge_change", "retraction", "page_changed", "rule_change"
+]
 
 
 class GetChangesFields(Request):
@@ -76,12 +78,21 @@ class ChangePage(Response):
 
 class Cause(Response):
     """One thing that moved a claim: new evidence, a person's correction, an assistant's verdict, another judge's
-    change, a retraction of a source, or a learned-rule deployment."""
+    change, a retraction of a source, a changed page whose passages left it or came back (decision record 0016), or
+    a learned-rule deployment."""
 
     kind: CauseKind
     at: str
     edge_id: str | None = None
-    edge_ids: list[str] = Field(default_factory=list, description="a retraction: the claim's edges from that page")
+    edge_ids: list[str] = Field(
+        default_factory=list,
+        description="a retraction: the claim's edges from that page; page_changed: its edges whose passage left the "
+        "page (they stopped counting)",
+    )
+    restored_edge_ids: list[str] = Field(
+        default_factory=list,
+        description="page_changed: the claim's edges whose passage is on the page again (they count again)",
+    )
     relation: str | None = None
     previous_relation: str | None = None
     judge: str | None = None
@@ -155,7 +166,7 @@ class GetClaimTimelineRequest(GetClaimTimelineFields, ClaimRequest):
 
 class TimelineEvent(Response):
     at: str | None
-    kind: Literal["snapshot", "edge_added", "judgment", "retraction"]
+    kind: Literal["snapshot", "edge_added", "judgment", "retraction", "passage_superseded", "passage_restored"]
     detail: dict[str, Any]
 
 

@@ -4,13 +4,16 @@ A fetched page keeps what its source said (cypher/freshness/set_page_validators)
 sha256 of its body. A refresh asks each known web page of the task again with a conditional GET through the one
 guarded, polite fetcher (its SSRF guard, domain gate, robots.txt, daily budget and per-domain rate): a 304 reads
 nothing, a 2xx with the same hash is unchanged, a changed page gets ``changed_at`` and is queued to be read again
-through the ingest path (a ``url`` job of the refresh).
+through the ingest path (a ``url`` job of the refresh). After a page is read again, its passages no longer in the
+new version stop counting and those back in it count again (:func:`supersede_passages`, decision record 0016).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lyra.graph.store import GraphStore
@@ -53,6 +56,55 @@ def remember_validators(store: GraphStore, page_ids: Mapping[str, str], fetched:
     if not rows:
         return 0
     return len(store.run("freshness/set_page_validators", {"rows": rows}))
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def normalized(text: str) -> str:
+    """Text compared across versions of a page: whitespace runs as one space, case folded."""
+    return _SPACE.sub(" ", text).strip().casefold()
+
+
+@dataclass(frozen=True)
+class PassageChanges:
+    """What a page's new version did to its passages: fragments that left it, fragments back on it, and the claims'
+    edges that stopped counting or count again."""
+
+    gone: int = 0
+    back: int = 0
+    edges_superseded: int = 0
+    edges_restored: int = 0
+    claims: int = 0
+
+
+def supersede_passages(store: GraphStore, page_id: str, text: str, current: Sequence[str]) -> PassageChanges:
+    """After page ``page_id`` was read again (its extracted ``text``; ``current``: the fragments that read found
+    on it, near-duplicates linked included): each fragment of the page that is neither among ``current`` nor, as
+    normalized text, inside the new text has left the page; each superseded one that is back counts again. The
+    claims' edges follow, with their stored sums, in one statement (cypher/freshness/supersede_passages)."""
+    body = normalized(text)
+    kept = set(current)
+    gone: list[str] = []
+    back: list[str] = []
+    for row in store.run("freshness/page_passages", {"page_id": page_id}):
+        present = row["fragment_id"] in kept or normalized(row["text"] or "") in body
+        if not present and not row["superseded"]:
+            gone.append(row["fragment_id"])
+        elif present and row["superseded"]:
+            back.append(row["fragment_id"])
+    if not gone and not back:
+        return PassageChanges()
+    rows = store.run("freshness/supersede_passages", {"page_id": page_id, "gone": gone, "back": back})
+    changes = PassageChanges(
+        gone=len(gone),
+        back=len(back),
+        edges_superseded=sum(len(r["superseded"]) for r in rows),
+        edges_restored=sum(len(r["restored"]) for r in rows),
+        claims=len(rows),
+    )
+    log.info("page %s read again: %s", page_id, changes)
+    return changes
 
 
 def _result(check: Revalidation, had_hash: bool) -> PageCheckResult:

@@ -438,6 +438,10 @@ class IngestService:
             unique_order, np.asarray([to_write[unique_first[f]].vector for f in unique_order], dtype=np.float32)
         )
         fragment_ids = unique_order + [link["fragment_id"] for link in links]
+        for passage, fid in zip(to_write, result.ids, strict=True):
+            report.page_fragments.setdefault(passage.page_id, []).append(fid)
+        for link in links:
+            report.page_fragments.setdefault(link["page_id"], []).append(link["fragment_id"])
         tick("fragments", len(passages))
         return list(dict.fromkeys(fragment_ids))
 

@@ -210,6 +210,7 @@ def evidence_item(raw: list[Any], passage_chars: int, reveal: bool = False) -> d
         "edge_human_corrected": corrected,
         "judge": judge,
         "retracted": bool(raw[13]) if len(raw) > 13 else False,
+        "superseded": bool(raw[14]) if len(raw) > 14 else False,
         "retraction": shown,
     }
 

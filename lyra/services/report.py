@@ -292,6 +292,8 @@ def _retraction_note(item: Evidence) -> str | None:
     changes what the item counts for."""
     if item.retracted or item.retraction == "retracted":
         return "retracted paper: this item no longer counts toward confidence"
+    if item.superseded:
+        return "no longer on its page (the page changed): this item does not count toward confidence"
     if item.retraction == "has_concern":
         return "expression of concern about this paper (shown, not counted)"
     if item.retraction == "corrected":

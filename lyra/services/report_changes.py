@@ -21,6 +21,7 @@ CAUSE_LABELS = {
     "assistant_judgment": "an assistant's judgment",
     "judge_change": "a judge upgrade",
     "retraction": "a retraction",
+    "page_changed": "a changed page",
     "rule_change": "a rule change",
 }
 TIMELINE_EVENTS = 50  # events per claim shown on the page (get_claim_timeline has them all)
@@ -102,6 +103,9 @@ def cause_text(cause: Cause) -> str:
     if cause.kind == "retraction":
         notice = f", notice {cause.notice_doi}" if cause.notice_doi else ""
         return f"{len(cause.edge_ids)} edge(s) stopped counting{_page_text(cause)}{notice}"
+    if cause.kind == "page_changed":
+        back = f", {len(cause.restored_edge_ids)} count again" if cause.restored_edge_ids else ""
+        return f"{len(cause.edge_ids)} edge(s) stopped counting{back}{_page_text(cause)}"
     return f"{cause.rule or 'a learned-rule deployment'} (run {cause.run_id})"
 
 
@@ -118,6 +122,10 @@ def event_text(event: TimelineEvent) -> str:
     if event.kind == "judgment":
         change = f"{d.get('previous_relation') or '?'} -> {d.get('relation') or '?'}"
         return f"edge {d.get('edge_id')} {change} by {d.get('judge')}"
+    if event.kind == "passage_superseded":
+        return f"edge {d.get('edge_id')} stopped counting: its passage left {d.get('page') or 'its page'}"
+    if event.kind == "passage_restored":
+        return f"edge {d.get('edge_id')} counts again: its passage is back on {d.get('page') or 'its page'}"
     return f"page {d.get('doi') or d.get('url') or d.get('page_id')} retracted"
 
 

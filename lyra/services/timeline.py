@@ -348,6 +348,16 @@ class TimelineService:
             for r in row["retracted"]
         ]
         causes += [
+            Cause(
+                kind="page_changed",
+                at=r["at"],
+                edge_ids=list(r["edge_ids"]),
+                restored_edge_ids=list(r["restored_edge_ids"]),
+                page=_page(r.get("page")),
+            )
+            for r in row.get("page_changed", [])
+        ]
+        causes += [
             Cause(kind="rule_change", at=r["at"], run_id=r.get("run_id"), rule=r.get("rule"))
             for r in row.get("ruled", [])
         ]
