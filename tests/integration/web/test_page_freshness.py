@@ -3,12 +3,15 @@ jobs read pages served on 127.0.0.1 and keep their ETag, Last-Modified and conte
 page again with a conditional GET. A page answering 304 is not read, one answering the same body is unchanged, one
 whose server dropped its validators is asked unconditionally, a changed page gets changed_at and is queued to be
 read again through the ingest path (its new passages judged, the claims' stored sums exact), a page now missing is a
-failure with its reason; none of the url targets is simply queued again. Real Neo4j, real offline models, a real
-HTTP server, the real worker pool."""
+failure with its reason; none of the url targets is simply queued again. A passage that left a changed page stops
+counting (its edge flagged superseded, out of the claim's stored sums, shown in materials, a page_changed cause in
+get_changes) and counts again when a later version brings it back (decision record 0016). Real Neo4j, real
+offline models, a real HTTP server, the real worker pool."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -20,8 +23,16 @@ import pytest
 
 from lyra.bootstrap import Services
 from lyra.core.settings import load_settings
-from lyra.models.api import GetStatusRequest, QueueTargetsRequest, RescoreRequest, Target
+from lyra.models.api import (
+    GetMaterialsRequest,
+    GetStatusRequest,
+    MaterialsOptions,
+    QueueTargetsRequest,
+    RescoreRequest,
+    Target,
+)
 from lyra.models.refresh import RefreshRequest
+from lyra.models.timeline import GetChangesRequest, GetClaimTimelineRequest
 from lyra.services.freshness import PageRechecker
 from lyra.services.jobs import WorkerPool
 from lyra.services.politeness import GraphPageCounter, GraphRateLimiter
@@ -294,3 +305,185 @@ def test_known_pages_are_read_again_only_when_their_source_says_they_changed(wor
     assert len({hit["path"] for hit in site.hits}) == 2
     # url targets not re-checked in this refresh are queued as before (they are not known to this refresh)
     assert sum(1 for t in third.targets if t.status == "rechecked") == 2
+
+
+# more than one passage's worth (chunk_max_chars 900): the first passage is the whole of KEPT, the second the last
+# sentence of KEPT (the windows overlap by one) and DROPPED; without DROPPED the page is the first passage alone
+KEPT = """In a randomized trial of 90 adults, eating within an eight-hour window for twelve weeks improved insulin
+sensitivity compared with usual eating, independently of weight loss. Fasting insulin fell by eleven percent and the
+effect persisted at a follow-up visit three months after the intervention ended. The participants kept to the
+eating window on most days, as recorded by a smartphone application that logged the time of every meal and snack.
+Insulin sensitivity was measured with a hyperinsulinemic euglycemic clamp, the reference method, before and after
+the twelve weeks. Adverse events were rare and mild: some participants reported hunger in the first two weeks, which
+faded as they became used to the schedule. The authors conclude that time-restricted eating improves insulin
+sensitivity in adults."""
+DROPPED = """A second cohort of 40 older adults who ate within an eight-hour window for eight weeks showed no change in
+insulin sensitivity or in fasting glucose compared with a control group eating across the whole day. In that cohort
+the eating window did not change body weight either, and the authors of the second study saw no benefit at all."""
+
+
+def two_passages(*paragraphs: str) -> str:
+    body = "".join(f"<p>{p}</p>\n" for p in paragraphs)
+    return (
+        "<!doctype html><html><head><title>Fasting trials</title></head><body><article>"
+        f"<h1>Time-restricted eating and insulin</h1>\n{body}</article></body></html>"
+    )
+
+
+def edges_of(world: World, path: str) -> dict[str, dict[str, Any]]:
+    """The claim's stance edges from the page's passages, keyed by the passage they judge (KEPT or DROPPED)."""
+    records, _, _ = world.graph.store.driver.execute_query(
+        "MATCH (:Page {url: $url})<-[:EXTRACTED_FROM]-(f:Fragment)-[r:SUPPORTS|REFUTES|NEUTRAL]->"
+        "(c:Claim {task_id: $t}) "
+        "RETURN f.text AS text, r.id AS id, type(r) AS rel, coalesce(r.superseded, false) AS superseded, "
+        "r.superseded_at IS NOT NULL AS superseded_at, r.restored_at IS NOT NULL AS restored_at, c.id AS claim_id, "
+        "CASE WHEN r.edge_human_corrected = true THEN 1.0 ELSE toFloat(r.nli_confidence) END AS weight",
+        {"url": world.site.url(path), "t": TASK},
+        database_=world.graph.store.database,
+    )
+    found: dict[str, dict[str, Any]] = {}
+    for record in records:
+        key = "dropped" if "second cohort" in record["text"] else "kept"
+        assert key not in found, record["text"]
+        found[key] = record.data()
+    return found
+
+
+def stored_and_expected(world: World, claim_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The claim's stored sums, and the same sums added up here from the edges that are neither retracted nor
+    superseded (independently of the statements under test)."""
+    records, _, _ = world.graph.store.driver.execute_query(
+        "MATCH (c:Claim {id: $id}) OPTIONAL MATCH (c)<-[r:SUPPORTS|REFUTES|NEUTRAL]-(:Fragment) "
+        "RETURN c.evidence_support_weight AS sw, c.evidence_refute_weight AS rw, c.evidence_supports AS s, "
+        "c.evidence_refutes AS r, c.evidence_neutrals AS n, "
+        "collect([type(r), coalesce(r.retracted, false) OR coalesce(r.superseded, false), "
+        "CASE WHEN r.edge_human_corrected = true THEN 1.0 ELSE toFloat(r.nli_confidence) END]) AS edges",
+        {"id": claim_id},
+        database_=world.graph.store.database,
+    )
+    row = records[0]
+    counting = [(rel, weight) for rel, out, weight in row["edges"] if rel is not None and not out]
+    expected = {
+        "sw": sum(w for rel, w in counting if rel == "SUPPORTS"),
+        "rw": sum(w for rel, w in counting if rel == "REFUTES"),
+        "s": sum(1 for rel, _ in counting if rel == "SUPPORTS"),
+        "r": sum(1 for rel, _ in counting if rel == "REFUTES"),
+        "n": sum(1 for rel, _ in counting if rel == "NEUTRAL"),
+    }
+    stored = {k: row[k] for k in ("sw", "rw", "s", "r", "n")}
+    return stored, expected
+
+
+def assert_exact(world: World, claim_id: str) -> dict[str, Any]:
+    stored, expected = stored_and_expected(world, claim_id)
+    assert stored["s"] == expected["s"] and stored["r"] == expected["r"] and stored["n"] == expected["n"], stored
+    assert stored["sw"] == pytest.approx(expected["sw"], abs=1e-9) and stored["rw"] == pytest.approx(
+        expected["rw"], abs=1e-9
+    )
+    check = world.graph.operations.rescore_claims(RescoreRequest(task_id=TASK, check=True))
+    assert check.differing == 0 and check.claims >= 1
+    return stored
+
+
+def evidence_item(world: World, claim_id: str, edge_id: str) -> Any:
+    options = MaterialsOptions(evidence_limit=50, include_neutral=True)
+    materials = world.graph.operations.get_materials(GetMaterialsRequest(task_id=TASK, options=options))
+    (claim,) = [c for c in materials.claims if c.claim_id == claim_id]
+    (item,) = [i for i in claim.evidence if i.edge_id == edge_id]
+    return claim, item
+
+
+def url_job_result(world: World, path: str) -> dict[str, Any]:
+    records, _, _ = world.graph.store.driver.execute_query(
+        "MATCH (j:Job {task_id: $t, value: $url}) WHERE j.state = 'done' "
+        "RETURN j.result AS result ORDER BY j.finished_at DESC LIMIT 1",
+        {"t": TASK, "url": world.site.url(path)},
+        database_=world.graph.store.database,
+    )
+    return dict(json.loads(records[0]["result"]))
+
+
+def test_a_passage_that_left_a_changed_page_stops_counting_and_counts_again_when_it_is_back(world: World) -> None:
+    graph, site = world.graph, world.site
+    site.pages = {"/trials": Page(two_passages(KEPT, DROPPED), etag='"t1"')}
+    graph.tasks.create_task(TASK, CLAIM)
+    graph.operations.queue_targets(
+        QueueTargetsRequest(task_id=TASK, targets=[Target(kind="url", value=site.url("/trials"))])
+    )
+    world.settle()
+    first = edges_of(world, "/trials")
+    assert set(first) == {"kept", "dropped"}, first  # both passages were judged against the claim
+    assert not first["kept"]["superseded"] and not first["dropped"]["superseded"]
+    claim_id = first["dropped"]["claim_id"]
+    dropped_id, dropped_rel = first["dropped"]["id"], first["dropped"]["rel"]
+    before = assert_exact(world, claim_id)
+    counts_key = {"SUPPORTS": "s", "REFUTES": "r", "NEUTRAL": "n"}[dropped_rel]
+
+    # a new version without the second passage: after the refresh and its url job, that edge counts for nothing
+    site.pages["/trials"] = Page(two_passages(KEPT), etag='"t2"')
+    since = graph.store.driver.execute_query("RETURN toString(datetime()) AS now").records[0]["now"]
+    refresh = world.refresh.refresh(RefreshRequest(task_id=TASK, max_targets=5))
+    assert refresh.pages is not None and refresh.pages.changed == 1
+    world.settle()
+    second = edges_of(world, "/trials")
+    assert second["dropped"]["id"] == dropped_id and second["dropped"]["superseded"]
+    assert second["dropped"]["superseded_at"] and not second["kept"]["superseded"]
+    after = assert_exact(world, claim_id)
+    assert after[counts_key] == before[counts_key] - 1
+    if dropped_rel != "NEUTRAL":
+        weight_key = "sw" if dropped_rel == "SUPPORTS" else "rw"
+        assert after[weight_key] == pytest.approx(before[weight_key] - second["dropped"]["weight"], abs=1e-9)
+    records, _, _ = graph.store.driver.execute_query(
+        "MATCH (:Page {url: $url})<-[e:EXTRACTED_FROM]-(f:Fragment) RETURN f.text CONTAINS 'second cohort' AS dropped, "
+        "e.superseded_at IS NOT NULL AS superseded",
+        {"url": site.url("/trials")},
+        database_=graph.store.database,
+    )
+    assert sorted((r["dropped"], r["superseded"]) for r in records) == [(False, False), (True, True)]
+    assert url_job_result(world, "/trials")["passages"] == {
+        "superseded": 1,
+        "restored": 0,
+        "edges_superseded": 1,
+        "edges_restored": 0,
+    }
+    # materials show the item, flagged and weighing nothing; the counts leave it out
+    claim, item = evidence_item(world, claim_id, dropped_id)
+    assert item.superseded and not item.retracted and item.weight == 0.0
+    assert (claim.supports_count, claim.refutes_count) == (after["s"], after["r"])
+    # get_changes names the changed page as the cause, the timeline shows the passage leaving
+    changes = graph.operations.get_changes(GetChangesRequest(task_id=TASK, since=since))
+    (moved,) = [c for c in changes.claims if c.claim_id == claim_id]
+    cause = next(c for c in moved.causes if c.kind == "page_changed")
+    assert cause.edge_ids == [dropped_id] and cause.restored_edge_ids == []
+    assert cause.page is not None and cause.page.url == site.url("/trials")
+    timeline = graph.operations.get_claim_timeline(GetClaimTimelineRequest(task_id=TASK, claim_id=claim_id))
+    left = [e for e in timeline.events if e.kind == "passage_superseded"]
+    assert [e.detail["edge_id"] for e in left] == [dropped_id]
+
+    # an unchanged page read again changes nothing: the edge stays out, the sums stay exact
+    site.hits.clear()
+    again = world.refresh.refresh(RefreshRequest(task_id=TASK, max_targets=5))
+    assert again.pages is not None and again.pages.changed == 0
+    world.settle()
+    assert assert_exact(world, claim_id) == after
+
+    # a later version brings the passage back: the same fragment, the same edge, counting again
+    site.pages["/trials"] = Page(two_passages(KEPT, DROPPED), etag='"t3"')
+    since = graph.store.driver.execute_query("RETURN toString(datetime()) AS now").records[0]["now"]
+    refresh = world.refresh.refresh(RefreshRequest(task_id=TASK, max_targets=5))
+    assert refresh.pages is not None and refresh.pages.changed == 1
+    world.settle()
+    third = edges_of(world, "/trials")
+    assert third["dropped"]["id"] == dropped_id and not third["dropped"]["superseded"]
+    assert third["dropped"]["restored_at"]
+    restored = assert_exact(world, claim_id)
+    assert restored[counts_key] == before[counts_key]
+    assert restored["sw"] == pytest.approx(before["sw"], abs=1e-9)
+    assert restored["rw"] == pytest.approx(before["rw"], abs=1e-9)
+    assert url_job_result(world, "/trials")["passages"]["edges_restored"] == 1
+    _, item = evidence_item(world, claim_id, dropped_id)
+    assert not item.superseded and item.weight == pytest.approx(third["dropped"]["weight"])
+    changes = graph.operations.get_changes(GetChangesRequest(task_id=TASK, since=since))
+    (moved,) = [c for c in changes.claims if c.claim_id == claim_id]
+    cause = next(c for c in moved.causes if c.kind == "page_changed")
+    assert cause.restored_edge_ids == [dropped_id] and cause.edge_ids == []
