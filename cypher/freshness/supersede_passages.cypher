@@ -1,7 +1,7 @@
 // mode: write
 // A page read again (docs/concepts/living-evidence.md, decision record 0016): its passages no longer in the new
-// version ($gone: fragment ids) get superseded_at on their EXTRACTED_FROM link to the page, those in it again ($back)
-// lose it. Then every stance edge from those fragments, to a claim of a task that read the page, is brought to what
+// version ($gone_ids: fragment ids) get superseded_at on their EXTRACTED_FROM link to the page, those in it again
+// ($back_ids) lose it. Then every stance edge from those fragments, to a claim of a task that read the page, is brought to what
 // it should be: superseded when every page of the claim's task carrying the fragment superseded it (a passage still
 // on another page the task read keeps counting), counting otherwise. An edge that starts to be superseded gets
 // superseded: true and superseded_at, one that counts again loses superseded and gets restored_at; in the same
@@ -9,12 +9,12 @@
 // like retractions/retract_edges; a retracted edge (already out of the sums) only has its flag changed. A sum with
 // no edge left is exactly zero; a claim without stored sums keeps none. Claims are locked in id order and their
 // edges read again once locked. Running it again changes nothing. Returns, per claim touched, the edges that
-// stopped counting and those that count again. Params: $page_id, $gone, $back
+// stopped counting and those that count again. Params: $page_id, $gone_ids, $back_ids
 MATCH (p:Page {id: $page_id})<-[e:EXTRACTED_FROM]-(f:Fragment)
-WHERE f.id IN $gone OR f.id IN $back
-FOREACH (_ IN CASE WHEN f.id IN $gone AND e.superseded_at IS NULL THEN [1] ELSE [] END |
+WHERE f.id IN $gone_ids OR f.id IN $back_ids
+FOREACH (_ IN CASE WHEN f.id IN $gone_ids AND e.superseded_at IS NULL THEN [1] ELSE [] END |
   SET e.superseded_at = datetime())
-FOREACH (_ IN CASE WHEN f.id IN $back AND NOT f.id IN $gone THEN [1] ELSE [] END | REMOVE e.superseded_at)
+FOREACH (_ IN CASE WHEN f.id IN $back_ids AND NOT f.id IN $gone_ids THEN [1] ELSE [] END | REMOVE e.superseded_at)
 WITH DISTINCT p, f
 MATCH (f)-[:SUPPORTS|REFUTES|NEUTRAL]->(c:Claim)
 WHERE (:Task {id: c.task_id})-[:READ]->(p)

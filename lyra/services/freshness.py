@@ -95,7 +95,7 @@ def supersede_passages(store: GraphStore, page_id: str, text: str, current: Sequ
             back.append(row["fragment_id"])
     if not gone and not back:
         return PassageChanges()
-    rows = store.run("freshness/supersede_passages", {"page_id": page_id, "gone": gone, "back": back})
+    rows = store.run("freshness/supersede_passages", {"page_id": page_id, "gone_ids": gone, "back_ids": back})
     changes = PassageChanges(
         gone=len(gone),
         back=len(back),
