@@ -16,7 +16,7 @@ RETURN r.id AS edge_id, c.id AS claim_id, c.text AS claim_text, f.id AS fragment
        CASE WHEN (r.retracted = true OR r.superseded = true) THEN 0.0 WHEN r.edge_human_corrected = true THEN 1.0
             ELSE coalesce(toFloat(r.nli_confidence), 0.0) END AS weight,
        toFloat(coalesce(r.nli_confidence_raw, r.nli_confidence)) AS offline_confidence,
-       toFloat(r.nli_confidence) AS label_probability, (r.retracted = true OR r.superseded = true) AS retracted,
+       toFloat(r.nli_confidence) AS label_probability, coalesce(r.retracted = true OR r.superseded = true, false) AS retracted,
        coalesce(r.judge, 'offline:unknown') AS judge, coalesce(r.judge_rank, 0) AS judge_rank,
        r.offline_relation AS offline_relation, coalesce(r.judge_passage_flagged, false) AS flagged,
        EXISTS { MATCH (t:JudgingTicket {task_id: $task_id, edge_id: r.id}) WHERE t.expires_at > datetime() }
