@@ -149,6 +149,7 @@ def reference(services: Services, limit: int, include_neutral: bool) -> dict[str
                     "edge_human_corrected": e["corrected"],
                     "judge": e["judge"],
                     "retracted": False,
+                    "superseded": False,  # no page changed (tests/integration/web/test_page_freshness.py)
                     "retraction": None,
                 }
             )
