@@ -66,6 +66,7 @@ RETRACTION_WORDS = {
     "retracted": "RETRACTED (its evidence counts for nothing)",
     "has_concern": "under an expression of concern (shown, not counted)",
     "corrected": "corrected (shown, not counted)",
+    "superseded": "no longer on its page (counts for nothing; decision record 0016)",
 }
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~^$-])")
@@ -163,7 +164,7 @@ def to_csv(data: Collected, withheld: list[int]) -> str:
                 item.source_domain_category,
                 item.edge_id,
                 item.fragment_id,
-                "retracted" if item.retracted else (item.retraction or ""),
+                "retracted" if item.retracted else "superseded" if item.superseded else (item.retraction or ""),
             ]
             writer.writerow([spreadsheet_cell(cell) for cell in row])
     return out.getvalue()
@@ -316,6 +317,7 @@ def to_markdown(data: Collected, task_id: str, withheld: list[int]) -> str:
                 f"- **{item.relation}** ({judge_of(item)}, confidence {item.nli_confidence:.2f}, weight "
                 f"{item.weight:.2f}): {'; '.join(cite)}"
                 + (f" — {RETRACTION_WORDS['retracted']}" if item.retracted else "")
+                + (f" — {RETRACTION_WORDS['superseded']}" if item.superseded and not item.retracted else "")
                 + (f" — {RETRACTION_WORDS[item.retraction]}" if item.retraction in ("has_concern", "corrected") else "")
             )
             passage = text_of(item.passage, withheld)
