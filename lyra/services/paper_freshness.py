@@ -9,14 +9,15 @@ A refresh asks each known paper page of the task again, least recently checked f
 ``doi`` target uses (Semantic Scholar, then OpenAlex's free singleton lookup), with the response cache bypassed and
 the per-API rate limits and a request budget kept. Another abstract is a change: the page gets ``changed_at`` and is
 queued to be read again through the academic job path (a ``url`` job of the refresh naming the paper's address).
-A moved version with the same abstract is shown and re-reads nothing.
+A moved version with the same abstract is shown and re-reads nothing; another abstract while one API did not answer
+is not judged (the other API's wording of the same abstract may differ), so it fails with its reason.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lyra.core.errors import LyraError
@@ -57,12 +58,16 @@ def remember_paper_versions(store: GraphStore, page_ids: Mapping[str, str], pape
     return len(store.run("freshness/set_paper_versions", {"rows": rows}))
 
 
-def _compare(page: Mapping[str, Any], paper: Paper) -> tuple[PaperCheckResult, str]:
+def _compare(page: Mapping[str, Any], paper: Paper, warnings: Sequence[str]) -> tuple[PaperCheckResult, str]:
     new_hash = abstract_hash(paper.abstract)
     if new_hash is None:
         return "failed", "the sources answer without an abstract now: nothing to compare"
     if page["paper_hash"] is None:
         return "first_check", "no abstract hash was kept when it was read: kept now"
+    if new_hash != page["paper_hash"] and warnings:
+        # the abstract read came from the API that answered first; from the other one alone it may differ in
+        # wording without a revision, so a partial answer never re-reads a paper
+        return "failed", f"another abstract, but not every source answered ({'; '.join(warnings)[:300]}): not judged"
     if new_hash != page["paper_hash"]:
         return "changed", "the abstract changed"
     if paper.updated is not None and page["paper_version"] is not None and paper.updated != page["paper_version"]:
@@ -104,7 +109,7 @@ class PaperRechecker:
                 if found.value is None:
                     check.reason = "no source knows the paper now"
                     continue
-                check.result, check.reason = _compare(page, found.value)
+                check.result, check.reason = _compare(page, found.value, found.warnings)
                 check.version = found.value.updated
                 if check.result != "failed":
                     rows.append(

@@ -161,4 +161,13 @@ def test_refresh_rechecks_paper_pages_by_their_metadata(lyra: Services, server: 
     assert len(jobs(services)) == before
     assert page(services, ids["revised"])["hash"] == abstract_hash(revised)
     server.clear_faults()
+
+    # Semantic Scholar alone down: OpenAlex's abstract differs, but a partial answer is not judged a change
+    server.inject(Fault(api="semantic_scholar", status=503))
+    partial = services.operations.refresh_task(RefreshRequest(task_id=TASK, max_targets=0))
+    assert partial.papers is not None and partial.papers.changed == 0
+    failed = [p for p in partial.papers.papers if p.result == "failed"]
+    assert [p.source_id for p in failed] == [ids["revised"]] and "not every source answered" in failed[0].reason
+    assert partial.papers.unchanged == 3 and len(jobs(services)) == before
+    server.clear_faults()
     assert services.operations.refresh_task(RefreshRequest(task_id=TASK, max_targets=0)).papers.changed == 1  # type: ignore[union-attr]
