@@ -158,7 +158,10 @@ def task_refresh(
         None, "--schedule", help="refresh again every 30m/12h/7d/2w while `lyra serve` runs ('off' clears it)"
     ),
     max_rechecks: int = typer.Option(
-        50, "--max-rechecks", help="ask at most this many known web pages whether they changed (conditional GET)"
+        50,
+        "--max-rechecks",
+        help="ask at most this many known web pages whether they changed (conditional GET), and as many known "
+        "papers (their metadata)",
     ),
 ) -> None:
     """Refresh a task: read the retraction status of its DOI pages fresh (a retracted paper's evidence stops
