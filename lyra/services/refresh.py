@@ -169,6 +169,10 @@ class RefreshService:
         queued = sum(1 for t in listed if t.status == "queued")
         run_id, _ = self.timeline.record_run(request.task_id, "refresh", refresh_id, started)
         self.record_page_checks(request.task_id, run_id, pages)
+        if papers is not None and run_id:
+            counts = {"checked": papers.checked, "unchanged": papers.unchanged, "changed": papers.changed}
+            counts["failed"] = papers.failed
+            self.store.run("freshness/set_run_papers", {"task_id": request.task_id, "run_id": run_id, "counts": counts})
         log.info("task %s: refresh %s queued %d target(s)", request.task_id, refresh_id, queued)
         return RefreshResult(
             task_id=request.task_id,

@@ -130,6 +130,12 @@ def test_refresh_rechecks_paper_pages_by_their_metadata(lyra: Services, server: 
     assert (papers.checked, papers.unchanged, papers.new_version, papers.changed, papers.first_check) == (4, 2, 1, 1, 1)
     assert (papers.failed, papers.requeued) == (0, 1)
     assert by_id[ids["moved"]].version == "2026-11-21T09:00:00.000000"
+    (run,) = services.store.driver.execute_query(
+        "MATCH (r:Run {id: $id}) RETURN r.papers_checked AS checked, r.papers_unchanged AS unchanged, "
+        "r.papers_changed AS changed, r.papers_failed AS failed",
+        id=result.run_id,
+    ).records
+    assert run.data() == {"checked": 4, "unchanged": 2, "changed": 1, "failed": 0}
     assert "2026-01-01" in by_id[ids["moved"]].reason
 
     # the changed paper is queued to be read again through the academic job path; the others are not
