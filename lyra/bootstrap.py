@@ -153,9 +153,17 @@ class Services:
         """refresh_task: a retraction check, the task's known web pages re-checked with a conditional GET, and the
         task's earlier targets queued again."""
         from lyra.services.freshness import PageRechecker
+        from lyra.services.paper_freshness import PaperRechecker
+        from lyra.sources.scholarly.provider import build_sources
 
+        s = self.settings
+        papers = PaperRechecker(
+            self.store,
+            self.jobs,
+            lambda budget: build_sources(s.scholarly, s.scholarly_cache_file, max_requests=budget, cache=False),
+        )
         pages = PageRechecker(self.store, self.jobs, lambda: self.web_fetcher)
-        return RefreshService(self.store, self.jobs, self.retractions, self.timeline, pages)
+        return RefreshService(self.store, self.jobs, self.retractions, self.timeline, pages, papers)
 
     @cached_property
     def schedule(self) -> ScheduleService:

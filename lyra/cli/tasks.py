@@ -158,7 +158,10 @@ def task_refresh(
         None, "--schedule", help="refresh again every 30m/12h/7d/2w while `lyra serve` runs ('off' clears it)"
     ),
     max_rechecks: int = typer.Option(
-        50, "--max-rechecks", help="ask at most this many known web pages whether they changed (conditional GET)"
+        50,
+        "--max-rechecks",
+        help="ask at most this many known web pages whether they changed (conditional GET), and as many known "
+        "papers (their metadata)",
     ),
 ) -> None:
     """Refresh a task: read the retraction status of its DOI pages fresh (a retracted paper's evidence stops
@@ -412,10 +415,20 @@ def export(
 def report(
     task_id: str,
     output: Path = typer.Option(Path("report.html"), "--out", "-o", help="where to write the HTML file"),
+    since: str | None = typer.Option(
+        None,
+        "--since",
+        help="the 'What changed' section compares with this moment: a run id (run_..., `lyra task changes` lists "
+        "them) or an ISO 8601 time with a zone (2026-11-01T00:00:00Z); default: the task's latest run",
+    ),
 ) -> None:
     """Write a task's evidence report page as one static HTML file."""
+    changes: GetChangesRequest | None = None
+    if since is not None:
+        key = "since_run" if since.startswith("run_") else "since"
+        changes = parse_one(GetChangesRequest, {"task_id": task_id, key: since})
     with operations() as ops:
-        html = ops.report_html(task_id)
+        html = ops.report_html(task_id, changes=changes)
     output.write_text(html, encoding="utf-8")
     out.print(f"wrote {output} ({len(html) // 1024} KiB)")
 

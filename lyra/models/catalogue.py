@@ -308,10 +308,13 @@ OPERATIONS: tuple[Operation, ...] = (
         "counting toward confidence (its edges are kept, flagged retracted, weight 0); expressions of concern and "
         "corrections are shown, never counted. Then ask the task's known web pages (at most max_rechecks, least "
         "recently checked first) whether they changed, with a conditional GET (their ETag / Last-Modified): a 304 "
-        "or the same content hash reads nothing; a changed page is queued to be read again. Then queue the task's "
+        "or the same content hash reads nothing; a changed page is queued to be read again. Likewise its known "
+        "paper pages (at most max_rechecks) by their metadata, read fresh from Semantic Scholar and OpenAlex: the "
+        "same abstract reads nothing; a changed abstract is queued to be read again. Then queue the task's "
         "other earlier targets (queries, URLs, DOIs) again as new jobs, at most max_targets (a target still queued "
         "or running is left alone); the work runs in the background (poll get_status). Answers the retraction "
-        "states found, the pages checked (unchanged, changed, failed with reasons) and the targets queued; "
+        "states found, the pages and papers checked (unchanged, changed, failed with reasons) and the targets "
+        "queued; "
         "get_changes then says what moved and why. With schedule (30m, 12h, 7d, 2w; 'off' clears it) the task is "
         "refreshed again every such period, with the same budgets, while `lyra serve` runs.",
         request=refresh.RefreshRequest,

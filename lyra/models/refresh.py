@@ -75,7 +75,8 @@ class RefreshBody(Request):
         le=1000,
         description="ask at most this many of the task's known web pages, least recently checked first, whether "
         "they changed (a conditional GET with their ETag / Last-Modified; a changed page is queued to be read "
-        "again); 0 re-checks none",
+        "again), and at most this many of its paper pages (Semantic Scholar / OpenAlex abstracts) by their "
+        "metadata (the abstract read fresh; a changed one is queued to be read again); 0 re-checks none",
     )
 
     schedule: str | None = Field(
@@ -153,6 +154,38 @@ class PageChecks(Response):
     pages: list[PageCheck]
 
 
+PaperCheckResult = Literal["unchanged", "new_version", "changed", "first_check", "failed"]
+
+
+class PaperCheck(Response):
+    """One known paper page (a Semantic Scholar / OpenAlex abstract) re-checked by its metadata."""
+
+    source_id: str
+    url: str
+    result: PaperCheckResult = Field(
+        description="unchanged: the same abstract and the same record version; new_version: the record's version "
+        "(OpenAlex's updated_date) moved but the abstract is the same, nothing is re-read; changed: another "
+        "abstract, queued to be read again; first_check: no abstract hash was kept when it was read, so it is kept "
+        "now and nothing is re-read; failed: no source answered or none knows the paper now (see reason)"
+    )
+    version: str | None = Field(default=None, description="the record's version now (OpenAlex's updated_date)")
+    reason: str
+    job_id: str | None = Field(default=None, description="the job queued to read a changed paper again")
+
+
+class PaperChecks(Response):
+    """What a refresh's re-check of known paper pages by their metadata found (docs/concepts/living-evidence.md)."""
+
+    checked: int
+    unchanged: int = Field(description="unchanged + new_version")
+    new_version: int
+    changed: int
+    first_check: int
+    failed: int
+    requeued: int = Field(description="changed papers queued to be read again")
+    papers: list[PaperCheck]
+
+
 class RefreshResult(Response):
     task_id: str
     refresh_id: str = Field(description="the refresh's own id (its jobs carry it)")
@@ -165,4 +198,9 @@ class RefreshResult(Response):
     )
     pages: PageChecks | None = Field(
         default=None, description="the known web pages re-checked (null: web fetching is not configured)"
+    )
+    papers: PaperChecks | None = Field(
+        default=None,
+        description="the known paper pages re-checked by their metadata (null: the scholarly sources are not "
+        "configured)",
     )

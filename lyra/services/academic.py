@@ -44,6 +44,7 @@ from lyra.ml.protocols import LLM, Embedder
 from lyra.ml.ranking import CandidateRanker
 from lyra.ml.usefulness import UNPARSABLE_USEFULNESS, MemoEmbedder, PaperText, build_rater
 from lyra.models.ingest import IngestReport
+from lyra.services.paper_freshness import remember_paper_versions
 from lyra.sources.injection import detect_injection
 from lyra.sources.local_files import SourceDocument
 from lyra.sources.scholarly import Citation, Paper, PaperId, PaperIndex, find_identifiers
@@ -512,6 +513,8 @@ class AcademicResearch:
             return None
         report = ingest([paper_document(p) for p in readable])
         run.pages_read = report.documents
+        # what the paper's metadata said, kept on its page: a refresh re-checks it (docs/concepts/living-evidence.md)
+        remember_paper_versions(self.evidence.store, report.page_ids, {p.url(): p for p in readable})
         # pages write_graph created in this job are new to the graph, although the ingest found them existing
         fresh = min(len(run.created_pages & set(report.page_ids.values())), report.pages_existing)
         report.pages_new += fresh

@@ -10,7 +10,8 @@ recorded ``retractions`` run, so get_changes and the claim timelines list the re
 A refresh runs that check and queues the task's earlier targets (queries, URLs, DOIs) again as new jobs, within a
 budget, under a key of their own per refresh (a target whose earlier job is done may run again); it is a recorded
 ``refresh`` run. The task's known web pages are not simply read again: each is asked with a conditional GET
-(lyra/services/freshness.py) and only a changed one is queued to be read again.
+(lyra/services/freshness.py) and only a changed one is queued to be read again; its known paper pages are re-checked
+by their metadata (lyra/services/paper_freshness.py) and only one whose abstract changed is queued again.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from lyra.models.refresh import (
 )
 from lyra.services.freshness import PageRechecker
 from lyra.services.jobs import JobService
+from lyra.services.paper_freshness import PaperRechecker
 from lyra.services.timeline import TimelineService
 from lyra.sources.scholarly.papers import normalise_doi
 from lyra.sources.scholarly.retractions import RetractionChecker, RetractionStatus
@@ -146,24 +148,31 @@ class RefreshService:
         retractions: RetractionService,
         timeline: TimelineService,
         pages: PageRechecker | None = None,
+        papers: PaperRechecker | None = None,
     ) -> None:
         self.store = store
         self.jobs = jobs
         self.retractions = retractions
         self.timeline = timeline
         self.pages = pages  # None: no web fetcher in this service, known pages are not re-checked
+        self.papers = papers  # None: paper pages are not re-checked by their metadata
 
     def refresh(self, request: RefreshRequest) -> RefreshResult:
         started = datetime.now(UTC)
         refresh_id = new_id("rfr")
         check = self.retractions.check_task(request.task_id, request.max_pages)
         pages = self.recheck_pages(request.task_id, refresh_id, request.max_rechecks)
+        papers = self.papers.recheck(request.task_id, refresh_id, request.max_rechecks) if self.papers else None
         rechecked = frozenset(p.url for p in pages.pages) if pages is not None else frozenset()
         targets = self.jobs.requeue_targets(request.task_id, refresh_id, request.max_targets, rechecked)
         listed = [RefreshedTarget.model_validate(t) for t in targets]
         queued = sum(1 for t in listed if t.status == "queued")
         run_id, _ = self.timeline.record_run(request.task_id, "refresh", refresh_id, started)
         self.record_page_checks(request.task_id, run_id, pages)
+        if papers is not None and run_id:
+            counts = {"checked": papers.checked, "unchanged": papers.unchanged, "changed": papers.changed}
+            counts["failed"] = papers.failed
+            self.store.run("freshness/set_run_papers", {"task_id": request.task_id, "run_id": run_id, "counts": counts})
         log.info("task %s: refresh %s queued %d target(s)", request.task_id, refresh_id, queued)
         return RefreshResult(
             task_id=request.task_id,
@@ -173,6 +182,7 @@ class RefreshService:
             targets=listed,
             retractions=check,
             pages=pages,
+            papers=papers,
         )
 
     def recheck_pages(self, task_id: str, refresh_id: str, max_rechecks: int) -> PageChecks | None:

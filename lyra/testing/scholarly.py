@@ -8,7 +8,9 @@ Point Lyra at it with ``LYRA_S2_URL`` / ``LYRA_OPENALEX_URL`` / ``LYRA_CROSSREF_
 Crossref: ``GET /works/{doi}`` (the work with its ``updated-by`` notices: retractions, expressions of concern,
 corrections, from the publisher or Retraction Watch; unknown DOI: 404 ``Resource not found.``). OpenAlex works carry
 ``is_retracted``. :meth:`ReplayServer.set_updates` (or ``POST /_replay/papers/{id}/updates``) changes a paper's
-notices while the server runs, so a test can retract a paper between two runs.
+notices while the server runs, so a test can retract a paper between two runs; :meth:`ReplayServer.set_record` (or
+``POST /_replay/papers/{id}/record``) changes its record (an abstract, a title) and moves OpenAlex's ``updated_date``,
+so a test can revise a paper between two refreshes. Works carry ``updated_date``; Semantic Scholar states no version.
 
 Semantic Scholar: ``GET /paper/search`` (query, offset, limit, fields; ``total``, ``next`` absent on the last page,
 offset + limit <= 1000), ``GET /paper/{id}`` (S2 id, ``DOI:``, bare DOI, ``PMID:``, ``ARXIV:``, ``CorpusId:``),
@@ -105,6 +107,7 @@ class CorpusPaper(BaseModel):
     s2: dict[str, Any] = Field(default_factory=dict)
     openalex: dict[str, Any] = Field(default_factory=dict)
     updates: list[CorpusUpdate] = Field(default_factory=list)  # Crossref's updated-by; OpenAlex's is_retracted
+    updated_date: str = "2026-01-01T00:00:00.000000"  # OpenAlex's updated_date (set_record moves it on)
 
 
 class Corpus(BaseModel):
@@ -266,6 +269,7 @@ OA_FIELDS = (
     "referenced_works",
     "referenced_works_count",
     "is_retracted",
+    "updated_date",
 )
 
 
@@ -456,6 +460,7 @@ class _OpenAlex:
             "referenced_works": refs,
             "referenced_works_count": len(refs),
             "is_retracted": any(u.type in RETRACTING_UPDATES for u in v.paper.updates),
+            "updated_date": v.paper.updated_date,
         }
         if select is None:
             return full
@@ -731,6 +736,18 @@ class _Handler(BaseHTTPRequestHandler):
             except KeyError as exc:
                 return 404, {"error": str(exc)}
             return 200, {"paper": paper_id, "updates": len(updates)}
+        if path.startswith("/papers/") and path.endswith("/record") and method == "POST":
+            paper_id = path.removeprefix("/papers/").removesuffix("/record")
+            record = json.loads(body or "{}")
+            if not isinstance(record, dict) or not isinstance(record.get("updated_date"), str):
+                return 422, {"error": "a JSON object with updated_date (a string) and the fields to change"}
+            try:
+                server.owner.set_record(paper_id, **record)
+            except KeyError as exc:
+                return 404, {"error": str(exc)}
+            except ValueError as exc:
+                return 422, {"error": str(exc)}
+            return 200, {"paper": paper_id, "updated_date": record["updated_date"]}
         if path == "/log" and method == "GET":
             return 200, [asdict(r) for r in server.owner.requests()]
         if path == "/log" and method == "DELETE":
@@ -786,6 +803,23 @@ class ReplayServer:
             if paper is None:
                 raise KeyError(f"no paper {paper_id!r} in the replay corpus")
             paper.updates = list(updates)
+
+    def set_record(self, paper_id: str, *, updated_date: str, **fields: Any) -> None:
+        """Change the world: the paper's record from now on, in both APIs' views (``fields``: ``title``,
+        ``abstract``, ``year``, ``venue``, ...; nothing: only its version moves), with OpenAlex's ``updated_date``
+        moved to ``updated_date`` (or ``POST /_replay/papers/{id}/record`` with ``{"updated_date": ..., ...}``)."""
+        with self._state.lock:
+            graph = self._state.graph
+            paper = graph.papers.get(paper_id)
+            if paper is None:
+                raise KeyError(f"no paper {paper_id!r} in the replay corpus")
+            changed = paper.model_validate({**paper.model_dump(), **fields, "updated_date": updated_date})
+            for name in {*fields, "updated_date"}:
+                setattr(paper, name, getattr(changed, name))
+            if paper_id in graph.s2:
+                graph.s2[paper_id] = _view(paper, paper.s2)
+            if paper_id in graph.oa:
+                graph.oa[paper_id] = _view(paper, paper.openalex)
 
     def start(self) -> ReplayServer:
         self._thread = threading.Thread(

@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 
 SELECT = (
     "id,doi,ids,title,display_name,publication_year,cited_by_count,authorships,primary_location,"
-    "open_access,best_oa_location,abstract_inverted_index"
+    "open_access,best_oa_location,abstract_inverted_index,updated_date"
 )
 FILTER_MAX = 50  # ids OR-ed in one filter
 PER_PAGE_MAX = 200
@@ -92,6 +92,7 @@ def paper_from_openalex(work: Mapping[str, Any]) -> Paper | None:
     )
     year = work.get("publication_year")
     count = work.get("cited_by_count")
+    updated = work.get("updated_date")
     return Paper(
         title=title.strip(),
         abstract=rebuild_abstract(work.get("abstract_inverted_index")),
@@ -109,6 +110,7 @@ def paper_from_openalex(work: Mapping[str, Any]) -> Paper | None:
         arxiv_id=arxiv,
         pdf_url=pdf or None,
         sources=("openalex",),
+        updated=updated if isinstance(updated, str) and updated else None,
     )
 
 

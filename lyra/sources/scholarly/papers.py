@@ -213,6 +213,9 @@ class Paper(BaseModel):
     arxiv_id: str | None = None
     pdf_url: str | None = None
     sources: tuple[ApiName, ...] = ()
+    # the record's version as its source states it: OpenAlex's ``updated_date`` (Semantic Scholar's Graph API states
+    # none); kept on the paper's page, shown by a refresh's re-check (docs/concepts/living-evidence.md)
+    updated: str | None = None
 
     def title_key(self) -> str:
         """``tay:<normalised title>|<first author surname>|<year>``: identity when no DOI is known."""
@@ -252,7 +255,18 @@ class Paper(BaseModel):
         return out
 
 
-_MERGED_FIELDS = ("abstract", "year", "venue", "doi", "s2_id", "openalex_id", "pmid", "arxiv_id", "pdf_url")
+_MERGED_FIELDS = (
+    "abstract",
+    "year",
+    "venue",
+    "doi",
+    "s2_id",
+    "openalex_id",
+    "pmid",
+    "arxiv_id",
+    "pdf_url",
+    "updated",
+)
 
 
 def merge_papers(a: Paper, b: Paper) -> Paper:

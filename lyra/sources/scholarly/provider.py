@@ -267,15 +267,17 @@ def build_sources(
     s2: bool = True,
     openalex: bool = True,
     page_size: int = 100,
+    cache: bool = True,
 ) -> ScholarlySources:
     """Both clients over one ``httpx.Client``, one response cache and one request budget (``max_requests`` sent
     requests across both APIs; cache hits are free). Rate limiters are shared process-wide per API. ``cache_file``:
-    the response cache (``Settings.scholarly_cache_file``). Close the result (or use it as a context manager) to
-    release the client and the cache."""
+    the response cache (``Settings.scholarly_cache_file``; ``cache`` false: none, every answer read fresh, as a
+    refresh's re-check wants). Close the result (or use it as a context manager) to release the client and the
+    cache."""
     client = http_client(settings)
-    cache = (
+    responses = (
         ResponseCache(cache_file, settings.scholarly_cache_ttl_seconds)
-        if settings.scholarly_cache_ttl_seconds > 0
+        if cache and settings.scholarly_cache_ttl_seconds > 0
         else None
     )
     budget = RequestBudget(max_requests)
@@ -292,7 +294,7 @@ def build_sources(
                 retry=retry,
                 usage=Usage(),
                 budget=budget,
-                cache=cache,
+                cache=responses,
                 headers=headers,
                 key_hint="check the key in LYRA_S2_API_KEY (a free key starts at 1 request/s)"
                 if settings.s2_api_key
@@ -304,9 +306,9 @@ def build_sources(
     if openalex:
         if not settings.openalex_api_key:
             warn_keyless_once()
-        oa_client = OpenAlex(openalex_http(settings, client, retry, budget, Usage(), cache), page_size=page_size)
+        oa_client = OpenAlex(openalex_http(settings, client, retry, budget, Usage(), responses), page_size=page_size)
     sources = ScholarlySources(s2_client, oa_client)
     sources._closers.append(client.close)
-    if cache is not None:
-        sources._closers.append(cache.close)
+    if responses is not None:
+        sources._closers.append(responses.close)
     return sources

@@ -7,7 +7,8 @@ Checked: abstract pages, fragments and stance edges for the seed and the selecte
 seen and a CITES edge for every citation pair seen (with the API it came from); the Stage 0-2 counts, no LLM call
 in Stage 2 and the off-topic paper never selected; reference candidates queued and read without further
 expansion; materials with years and venues; a re-run served from the response cache; one API down -> the other's
-results and a warning; both down -> the job fails naming both; the per-task request budget.
+results and a warning; both down -> the job fails naming both; the per-task request budget; a paper read keeps its
+abstract's hash and OpenAlex's updated_date (what a refresh re-checks).
 """
 
 from __future__ import annotations
@@ -136,9 +137,13 @@ def test_a_doi_job_reads_the_paper_expands_its_citations_and_writes_cites(
     pages = rows(
         graph,
         "MATCH (p:Page) RETURN p.doi AS doi, p.page_type AS type, p.year AS year, p.venue AS venue, "
-        "COUNT { (p)<-[:EXTRACTED_FROM]-(:Fragment) } AS fragments",
+        "COUNT { (p)<-[:EXTRACTED_FROM]-(:Fragment) } AS fragments, p.paper_hash IS NOT NULL AS hashed, "
+        "p.paper_version AS version",
     )
     assert len(pages) == 12 and {p["type"] for p in pages} == {"academic_abstract"}
+    # a paper read keeps what its metadata said (a refresh re-checks it); a paper only seen keeps nothing
+    assert all(p["hashed"] == bool(p["fragments"]) for p in pages)
+    assert any(p["version"] for p in pages if p["fragments"])
     assert all(p["year"] and p["venue"] for p in pages)
     assert sum(1 for p in pages if p["fragments"]) == 4
     cites = rows(

@@ -177,6 +177,15 @@ def test_report_writes_a_static_page_and_serve_refuses_a_public_address_without_
     assert written.returncode == 0, written.stderr
     html = out.read_text(encoding="utf-8")
     assert "Vitamin D supplementation reduces" in html and 'class="confidence-bar' in html
+    assert "<time>2001-02-03" not in html  # default: since the task's latest run
+    since = tmp_path / "since.html"
+    dated = lyra(settings, "report", "example_vitamin_d", "--out", str(since), "--since", "2001-02-03T04:05:06Z")
+    assert dated.returncode == 0, dated.stderr
+    assert '<p id="changes-since">Since <time>2001-02-03T04:05:06' in since.read_text(encoding="utf-8")
+    bad = lyra(settings, "report", "example_vitamin_d", "--out", str(since), "--since", "last tuesday")
+    assert bad.returncode != 0 and "since" in bad.stderr
+    unknown_run = lyra(settings, "report", "example_vitamin_d", "--out", str(since), "--since", "run_0123456789ab")
+    assert unknown_run.returncode != 0 and "run_0123456789ab" in unknown_run.stderr
     refused = run_lyra("serve", "--host", "0.0.0.0", env={**neo4j_env(settings), "LYRA_API_TOKEN": ""})
     assert refused.returncode == 2 and "LYRA_API_TOKEN" in refused.stderr
 
