@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lyra.graph.store import GraphStore
-from lyra.models.refresh import PageCheck, PageCheckResult, PageChecks
+from lyra.models.refresh import PageCheck, PageCheckResult, PageChecks, PaperCheck, PaperChecks
 from lyra.services.jobs import JobService
 
 if TYPE_CHECKING:  # the fetcher's module loads the extractors: imported where a fetcher is built
@@ -159,21 +159,32 @@ class PageRechecker:
                 )
         if rows:
             self.store.run("freshness/set_page_validators", {"rows": rows})
-        changed = [p.url for p in listed if p.result == "changed"]
-        jobs = self.jobs.queue_rereads(task_id, refresh_id, changed)
-        for checked in listed:
-            checked.job_id = jobs.get(checked.url) if checked.result == "changed" else None
+        requeue_changed(self.jobs, task_id, refresh_id, listed)
         summary = _summary(listed)
-        log.info(
-            "task %s: refresh %s re-checked %d page(s): %d unchanged, %d changed, %d failed",
-            task_id,
-            refresh_id,
-            summary.checked,
-            summary.unchanged,
-            summary.changed,
-            summary.failed,
-        )
+        log_checks("page(s)", task_id, refresh_id, summary)
         return summary
+
+
+def requeue_changed(
+    jobs: JobService, task_id: str, refresh_id: str, listed: Sequence[PageCheck] | Sequence[PaperCheck]
+) -> None:
+    """Queue a re-read of each checked page or paper whose source changed, and note its job on it."""
+    queued = jobs.queue_rereads(task_id, refresh_id, [c.url for c in listed if c.result == "changed"])
+    for checked in listed:
+        checked.job_id = queued.get(checked.url) if checked.result == "changed" else None
+
+
+def log_checks(what: str, task_id: str, refresh_id: str, summary: PageChecks | PaperChecks) -> None:
+    log.info(
+        "task %s: refresh %s re-checked %d %s: %d unchanged, %d changed, %d failed",
+        task_id,
+        refresh_id,
+        summary.checked,
+        what,
+        summary.unchanged,
+        summary.changed,
+        summary.failed,
+    )
 
 
 def _summary(listed: list[PageCheck]) -> PageChecks:

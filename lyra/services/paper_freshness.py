@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from lyra.core.errors import LyraError
 from lyra.graph.store import GraphStore
 from lyra.models.refresh import PaperCheck, PaperCheckResult, PaperChecks
+from lyra.services.freshness import log_checks, requeue_changed
 from lyra.services.jobs import JobService
 from lyra.sources.scholarly.papers import Paper, parse_identifier
 
@@ -122,19 +123,9 @@ class PaperRechecker:
                     )
         if rows:
             self.store.run("freshness/set_paper_versions", {"rows": rows})
-        jobs = self.jobs.queue_rereads(task_id, refresh_id, [p.url for p in listed if p.result == "changed"])
-        for checked in listed:
-            checked.job_id = jobs.get(checked.url) if checked.result == "changed" else None
+        requeue_changed(self.jobs, task_id, refresh_id, listed)
         summary = _summary(listed)
-        log.info(
-            "task %s: refresh %s re-checked %d paper(s): %d unchanged, %d changed, %d failed",
-            task_id,
-            refresh_id,
-            summary.checked,
-            summary.unchanged,
-            summary.changed,
-            summary.failed,
-        )
+        log_checks("paper(s)", task_id, refresh_id, summary)
         return summary
 
 
