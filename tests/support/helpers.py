@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from lyra.bootstrap import Services, build_services
-from lyra.core.settings import Settings
+from lyra.core.settings import Settings, load_settings
 from lyra.models.api import GetMaterialsRequest, MaterialClaim, MaterialsOptions
 from lyra.models.confidence import EdgeEvidence
 from lyra.models.graph import DomainCategory
@@ -91,6 +91,27 @@ def claim_materials(services: Services, task_id: str, evidence_limit: int = 10) 
 ROOT = Path(__file__).resolve().parents[2]
 # this folder: the shared helpers and the scripts some tests run as subprocesses (job_claimer.py, paused_serve.py)
 SUPPORT_DIR = Path(__file__).resolve().parent
+
+
+def replay_settings(graph: Services, overrides: dict[str, Any], **extra: Any) -> Settings:
+    """Settings on the test Neo4j with the scholarly sources pointed at a replay server (its
+    ``settings_overrides()``), fast rates and short retries, plus ``extra``."""
+    s = graph.settings.neo4j
+    return load_settings(
+        neo4j_uri=s.neo4j_uri,
+        neo4j_username=s.neo4j_username,
+        neo4j_password=s.neo4j_password,
+        **overrides,
+        crossref_requests_per_second=500.0,
+        openalex_requests_per_second=500.0,
+        scholarly_timeout_seconds=2.0,
+        scholarly_max_attempts=2,
+        scholarly_retry_initial_wait=0.01,
+        scholarly_retry_max_wait=0.1,
+        scholarly_retry_timeout=2.0,
+        contact_email="tests@example.org",
+        **extra,
+    )
 
 
 def neo4j_env(settings: Settings) -> dict[str, str]:

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 
 from lyra.bootstrap import Services, build_services
-from lyra.core.settings import load_settings
 from lyra.testing.scholarly import Corpus, CorpusPaper, CorpusUpdate, ReplayServer
+from tests.support.helpers import replay_settings
 
 PAPERS = [
     CorpusPaper(id="keep", title="A sound trial", doi="10.5555/keep", openalex_id="W11"),
@@ -29,23 +29,7 @@ def server() -> Iterator[ReplayServer]:
 @pytest.fixture
 def lyra(graph: Services, server: ReplayServer) -> Iterator[Services]:
     """The whole application with its scholarly sources pointed at the replay server."""
-    s = graph.settings.neo4j
-    settings = load_settings(
-        neo4j_uri=s.neo4j_uri,
-        neo4j_username=s.neo4j_username,
-        neo4j_password=s.neo4j_password,
-        write_batch_size=500,
-        cleanup_batch_size=200,
-        **server.settings_overrides(),
-        crossref_requests_per_second=500.0,
-        openalex_requests_per_second=500.0,
-        scholarly_timeout_seconds=2.0,
-        scholarly_max_attempts=2,
-        scholarly_retry_initial_wait=0.01,
-        scholarly_retry_max_wait=0.1,
-        scholarly_retry_timeout=2.0,
-        contact_email="tests@example.org",
-    )
+    settings = replay_settings(graph, server.settings_overrides(), write_batch_size=500, cleanup_batch_size=200)
     services = build_services(settings, apply_schema=False)
     try:
         yield services

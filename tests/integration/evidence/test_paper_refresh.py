@@ -15,14 +15,13 @@ from typing import Any
 import pytest
 
 from lyra.bootstrap import Services, build_services
-from lyra.core.settings import load_settings
 from lyra.models.refresh import RefreshRequest
 from lyra.services.academic import paper_page
 from lyra.services.paper_freshness import abstract_hash, remember_paper_versions
 from lyra.sources.scholarly import PaperId
 from lyra.sources.scholarly.provider import build_sources
 from lyra.testing.scholarly import Corpus, CorpusPaper, Fault, ReplayServer
-from tests.support.helpers import seed_task
+from tests.support.helpers import replay_settings, seed_task
 
 pytestmark = pytest.mark.neo4j
 TASK = "paper_refresh"
@@ -49,22 +48,11 @@ def server() -> Iterator[ReplayServer]:
 
 @pytest.fixture
 def lyra(graph: Services, server: ReplayServer, tmp_path: Path) -> Iterator[Services]:
-    s = graph.settings.neo4j
-    settings = load_settings(
-        neo4j_uri=s.neo4j_uri,
-        neo4j_username=s.neo4j_username,
-        neo4j_password=s.neo4j_password,
+    settings = replay_settings(
+        graph,
+        server.settings_overrides(),
         state_dir=tmp_path,  # the response cache lives here: the read fills it
-        **server.settings_overrides(),
         s2_requests_per_second=500.0,
-        crossref_requests_per_second=500.0,
-        openalex_requests_per_second=500.0,
-        scholarly_timeout_seconds=2.0,
-        scholarly_max_attempts=2,
-        scholarly_retry_initial_wait=0.01,
-        scholarly_retry_max_wait=0.1,
-        scholarly_retry_timeout=2.0,
-        contact_email="tests@example.org",
     )
     services = build_services(settings, apply_schema=False)
     try:
