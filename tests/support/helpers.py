@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from lyra.services.web_search import PersonQueue
     from lyra.sources.search import SearchEngine
     from lyra.sources.web import WebFetcher
+
+
+S = TypeVar("S")
 
 
 def seed_task(services: Services, task_id: str, claims: Sequence[str]) -> list[str]:
@@ -185,6 +188,26 @@ class Served:
                 self.process.wait(30)
             except subprocess.TimeoutExpired:
                 self.process.kill()
+
+
+@contextmanager
+def stateful_site(
+    make_state: Callable[[int], S],
+    make_handler: Callable[[S], type[BaseHTTPRequestHandler]],
+    server_class: type[ThreadingHTTPServer] = ThreadingHTTPServer,
+) -> Iterator[S]:
+    """A real HTTP server on 127.0.0.1 whose handler (``make_handler(state)``) shares a state made from its port
+    (``make_state(port)``); yields the state, stops the server after."""
+    server = server_class(("127.0.0.1", 0), BaseHTTPRequestHandler)
+    state = make_state(server.server_address[1])
+    server.RequestHandlerClass = make_handler(state)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 @contextmanager

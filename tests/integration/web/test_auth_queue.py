@@ -11,11 +11,10 @@ import hashlib
 import json
 import logging
 import stat
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, Literal
 
@@ -42,7 +41,7 @@ from lyra.services.research import ResearchExecutor
 from lyra.sources.search import build_engines
 from lyra.sources.web import WebFetcher
 from lyra.sources.web.ssrf import system_resolver
-from tests.support.helpers import web_search
+from tests.support.helpers import stateful_site, web_search
 
 pytestmark = pytest.mark.neo4j
 PASS = "lyra_pass=solved-by-a-person-7f3a"  # what the "browser" got after solving the CAPTCHA
@@ -125,14 +124,8 @@ def searx_answer(site: Site) -> str:
 
 @pytest.fixture
 def site() -> Iterator[Site]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(Site(0)))
-    state = Site(server.server_address[1])
-    server.RequestHandlerClass = _handler(state)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield state
-    server.shutdown()
-    server.server_close()
+    with stateful_site(Site, _handler) as state:
+        yield state
 
 
 def resolver(host: str, port: int) -> list[str]:

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
@@ -40,6 +39,7 @@ from lyra.services.refresh import RefreshService
 from lyra.services.research import ResearchExecutor
 from lyra.sources.web import WebFetcher
 from lyra.sources.web.ssrf import system_resolver
+from tests.support.helpers import stateful_site
 
 pytestmark = pytest.mark.neo4j
 TASK = "fresh_pages"
@@ -130,14 +130,8 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
 
 @pytest.fixture
 def site() -> Iterator[Site]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(Site(0)))
-    state = Site(server.server_address[1])
-    server.RequestHandlerClass = _handler(state)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield state
-    server.shutdown()
-    server.server_close()
+    with stateful_site(Site, _handler) as state:
+        yield state
 
 
 def resolver(host: str, port: int) -> list[str]:

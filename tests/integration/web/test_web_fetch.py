@@ -20,7 +20,7 @@ import pytest
 from lyra.core.settings import Settings, load_settings
 from lyra.sources.web import FetchOutcome, WebFetcher
 from lyra.sources.web.ssrf import system_resolver
-from tests.support.helpers import ROOT
+from tests.support.helpers import ROOT, stateful_site
 from tests.support.pdf_maker import make_pdf
 
 ARTICLE = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>Coffee and sleep | Journal of Tests</title>
@@ -227,14 +227,8 @@ class _Server(ThreadingHTTPServer):
 
 @pytest.fixture
 def site() -> Iterator[Site]:
-    server = _Server(("127.0.0.1", 0), _handler(Site(0)))
-    state = Site(server.server_address[1])
-    server.RequestHandlerClass = _handler(state)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield state
-    server.shutdown()
-    server.server_close()
+    with stateful_site(Site, _handler, _Server) as state:
+        yield state
 
 
 def test_resolver(host: str, port: int) -> list[str]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ from lyra.sources.search import BrowserSerpEngine, SearchEngine, SearxngEngine, 
 from lyra.sources.web import FetchRefused, WebFetcher, origin_of
 from lyra.sources.web.browser import ChromiumRenderer
 from lyra.sources.web.ssrf import system_resolver
-from tests.support.helpers import web_search
+from tests.support.helpers import stateful_site, web_search
 
 pytestmark = pytest.mark.neo4j
 CLAIM = "Drinking coffee in the afternoon reduces sleep duration in adults"
@@ -216,14 +215,8 @@ class _Server(ThreadingHTTPServer):
 
 @pytest.fixture
 def web() -> Iterator[Web]:
-    server = _Server(("127.0.0.1", 0), _handler(Web(0)))
-    state = Web(server.server_address[1])
-    server.RequestHandlerClass = _handler(state)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield state
-    server.shutdown()
-    server.server_close()
+    with stateful_site(Web, _handler, _Server) as state:
+        yield state
 
 
 def resolver(host: str, port: int) -> list[str]:
