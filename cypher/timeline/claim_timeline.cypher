@@ -4,9 +4,11 @@
 // and the retractions of pages the task read that carry its evidence, and its passages that left a changed page
 // (passage_superseded: the edge stopped counting) or came back to it (passage_restored; only the latest of each). In Neo4j Browser, the same for one claim:
 //   MATCH (c:Claim {id: $claim_id})-[:HAS_SNAPSHOT]->(s) RETURN s ORDER BY s.at DESC
-// Params: $task_id, $claim_id, $limit
-// One row (none: the claim is not the task's): the claim's text, its events (at most $limit) and how many it has.
-MATCH (t:Task {id: $task_id})-[:HAS_CLAIM]->(c:Claim {id: $claim_id})
+// Params: $task_id, $claim_ids, $limit
+// One row per claim of $claim_ids that is the task's (none for another): the claim's id and text, its events (at most
+// $limit) and how many it has.
+UNWIND $claim_ids AS claim_id
+MATCH (t:Task {id: $task_id})-[:HAS_CLAIM]->(c:Claim {id: claim_id})
 WITH t, c, COLLECT {
   CALL (t, c) {
   MATCH (c)-[:HAS_SNAPSHOT]->(s:ClaimSnapshot)
@@ -41,4 +43,4 @@ WITH t, c, COLLECT {
   WITH at, kind, detail ORDER BY at DESC
   RETURN {at: toString(at), kind: kind, detail: detail}
 } AS events
-RETURN c.text AS text, events[..$limit] AS events, size(events) AS total
+RETURN c.id AS claim_id, c.text AS text, events[..$limit] AS events, size(events) AS total

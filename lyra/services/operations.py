@@ -626,12 +626,8 @@ class Operations:
         rules = self.learning.report_rows() if self._learning is not None else None
         request = changes or GetChangesRequest(task_id=task_id)
         moved = self.timeline.changes(request)
-        timelines = {
-            move.claim_id: self.timeline.claim_timeline(
-                GetClaimTimelineRequest(task_id=task_id, claim_id=move.claim_id, limit=TIMELINE_EVENTS)
-            )
-            for move in moved.claims[:CLAIMS_SHOWN]
-        }
+        shown = [move.claim_id for move in moved.claims[:CLAIMS_SHOWN]]
+        timelines = self.timeline.claim_timelines(task_id, shown, TIMELINE_EVENTS)
         view = changes_view(moved, timelines, request.confidence_threshold, request.uncertainty_threshold)
         return render_report(materials, timeline, rules=rules, changes=view)
 

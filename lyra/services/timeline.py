@@ -18,7 +18,7 @@ from typing import Any
 
 from lyra.core.errors import InvalidInputError, NotFoundError
 from lyra.core.ids import new_id
-from lyra.graph.store import GraphStore
+from lyra.graph.store import GraphStore, Row
 from lyra.graph.tasks import TaskRepository
 from lyra.models.confidence import Posterior, beta_stats
 from lyra.models.timeline import (
@@ -365,27 +365,32 @@ class TimelineService:
         return causes
 
     def claim_timeline(self, request: GetClaimTimelineRequest) -> ClaimTimeline:
-        self.tasks.get(request.task_id)
-        rows = self.store.run(
-            "timeline/claim_timeline",
-            {"task_id": request.task_id, "claim_id": request.claim_id, "limit": request.limit},
-        )
-        if not rows:
+        found = self.claim_timelines(request.task_id, [request.claim_id], request.limit)
+        if request.claim_id not in found:
             raise NotFoundError(
                 f"task {request.task_id} has no claim {request.claim_id}", hint="get_materials lists its claims"
             )
-        row = rows[0]
-        events = []
-        for event in row["events"]:
-            detail = {k: v for k, v in (event["detail"] or {}).items() if v is not None}
-            if event["kind"] == "judgment" and isinstance(detail.get("rationale"), str):
-                detail["rationale"] = source_text(detail["rationale"], 500)
-            events.append(TimelineEvent(at=event["at"], kind=event["kind"], detail=detail))
-        return ClaimTimeline(
-            task_id=request.task_id,
-            claim_id=request.claim_id,
-            text=row["text"],
-            events=events,
-            total=int(row["total"]),
-            truncated=int(row["total"]) > len(events),
-        )
+        return found[request.claim_id]
+
+    def claim_timelines(self, task_id: str, claim_ids: list[str], limit: int) -> dict[str, ClaimTimeline]:
+        """The timelines of those of ``claim_ids`` that are the task's, newest event first, in one query."""
+        self.tasks.get(task_id)
+        rows = self.store.run("timeline/claim_timeline", {"task_id": task_id, "claim_ids": claim_ids, "limit": limit})
+        return {row["claim_id"]: _claim_timeline(task_id, row) for row in rows}
+
+
+def _claim_timeline(task_id: str, row: Row) -> ClaimTimeline:
+    events = []
+    for event in row["events"]:
+        detail = {k: v for k, v in (event["detail"] or {}).items() if v is not None}
+        if event["kind"] == "judgment" and isinstance(detail.get("rationale"), str):
+            detail["rationale"] = source_text(detail["rationale"], 500)
+        events.append(TimelineEvent(at=event["at"], kind=event["kind"], detail=detail))
+    return ClaimTimeline(
+        task_id=task_id,
+        claim_id=row["claim_id"],
+        text=row["text"],
+        events=events,
+        total=int(row["total"]),
+        truncated=int(row["total"]) > len(events),
+    )

@@ -114,7 +114,7 @@ def test_retention_keeps_the_first_and_the_newest_snapshots(graph: Services) -> 
     for i in range(5):
         edges(services, claim, pages_and_fragments(services, 1, f"ret{i}"), "SUPPORTS", 0.5)
         timeline.record_run(TASK, "ingest")
-    rows = services.store.run("timeline/claim_timeline", {"task_id": TASK, "claim_id": claim, "limit": 100})
+    rows = services.store.run("timeline/claim_timeline", {"task_id": TASK, "claim_ids": [claim], "limit": 100})
     snapshots = [e["detail"] for e in rows[0]["events"] if e["kind"] == "snapshot"]
     assert [s["supports"] for s in snapshots] == [5, 4, 1]  # newest first: the newest two and the first
     assert len(timeline.runs(TASK, None)) == 4
