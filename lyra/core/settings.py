@@ -108,7 +108,8 @@ class PathsSettings(Concern):
     # --- where Lyra keeps its files. The run-time files (cypher/, config/) are a source checkout's own folders, or
     # the copies packaged in the installed wheel (lyra/core/paths.py); state: <checkout>/.lyra or ~/.lyra
     state_dir: Path = Field(default_factory=default_state_dir)
-    models_dir: Path = Field(default_factory=lambda: default_state_dir() / "models")  # the assembled GGUF
+    # the GGUF and mpnet assembled from the wheels; LYRA_STATE_DIR does not move it: state folders share one copy
+    models_dir: Path = Field(default_factory=lambda: default_state_dir() / "models")
     cypher_dir: Path = Field(default_factory=default_cypher_dir)
     config_dir: Path = Field(default_factory=default_config_dir)  # prompts/, neo4j/pom.xml, the defaults below
     # the domain policy, re-read while running (default: <config_dir>/domains.yaml; an installed Lyra: set it)
