@@ -473,7 +473,7 @@ def build_services(settings: Settings, *, apply_schema: bool = True) -> Services
             dangerous_pages=domains.dangerous_pages,
         ),
         domains=domains,
-        feedback=FeedbackService(store, task_repo, domains),
+        feedback=FeedbackService(store, task_repo, domains, settings.judging.judging_mcp_edge_correct),
         calibration=CalibrationService(store),
         interventions=interventions,
     )

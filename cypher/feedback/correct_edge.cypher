@@ -11,7 +11,8 @@
 // instructions_version 'feedback'); human is the highest rank, so a correction always applies (the same rank
 // replaces). An edge the offline judge drew keeps that judge's verdict as offline_relation / offline_confidence (an
 // edge an assistant drew already carries them). A (:Judgment) record of the task keeps what changed and by whom.
-// Params: $task_id, $edge_id, $new_type, $new_label, $reason, $correction_id, $judge, $judgment_id
+// The Judgment names the door the correction came through ($door: mcp, rest, cli; null for a call from Python).
+// Params: $task_id, $edge_id, $new_type, $new_label, $reason, $correction_id, $judge, $judgment_id, $door
 // The edge is read again once the claim is locked: a concurrent writer (an assistant's submit_judgments, another
 // correction) may have re-typed it meanwhile, and this statement must apply to what that writer committed.
 MATCH (:Fragment)-[:SUPPORTS|REFUTES|NEUTRAL {id: $edge_id}]->(locked:Claim)<-[:HAS_CLAIM]-(:Task {id: $task_id})
@@ -51,7 +52,7 @@ WITH f, edge, c, old_type, props, old_weight,
 CREATE (:Judgment {id: $judgment_id, edge_id: $edge_id, claim_id: c.id, fragment_id: f.id, task_id: $task_id,
                    judge: $judge, judge_rank: 2, relation: $new_type, confidence: 1.0, rationale: $reason,
                    previous_relation: old_type, previous_judge: props.judge, previous_confidence: props.nli_confidence,
-                   at: datetime(), instructions_version: 'feedback'})
+                   at: datetime(), instructions_version: 'feedback', door: $door})
 SET c.evidence_support_weight = c.evidence_support_weight - CASE old_rel WHEN 'SUPPORTS' THEN old_weight ELSE 0.0 END
       + CASE new_rel WHEN 'SUPPORTS' THEN 1.0 ELSE 0.0 END,
     c.evidence_refute_weight = c.evidence_refute_weight - CASE old_rel WHEN 'REFUTES' THEN old_weight ELSE 0.0 END

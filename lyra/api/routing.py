@@ -14,6 +14,7 @@ from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import Response
 from pydantic import BaseModel
 
+from lyra.core.context import current_door
 from lyra.models.catalogue import OPERATION_BY_NAME
 from lyra.services.operations import Operations
 
@@ -48,6 +49,8 @@ def serve(app: FastAPI, ops: Operations, token: str | None) -> None:
 
 
 async def _operations(request: Request) -> Operations:
+    # the request's own context (its endpoint runs in a copy of it): the records the call writes name the door
+    current_door.set("rest")
     ops: Operations = request.app.state.operations
     return ops
 

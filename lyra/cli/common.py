@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from lyra.core.context import current_door
 from lyra.core.errors import ConfigError, LyraError
 
 if TYPE_CHECKING:  # imported where used: `lyra --help` stays fast (tests/unit/cli/test_cli_startup.py)
@@ -118,9 +119,13 @@ def open_services(settings: Settings | None = None) -> Iterator[Services]:
 
 @contextmanager
 def operations(settings: Settings | None = None) -> Iterator[Operations]:
-    """The application layer for one command (what MCP and REST call too)."""
-    with open_services(settings) as services:
-        yield services.operations
+    """The application layer for one command (what MCP and REST call too); the records it writes name the door."""
+    door = current_door.set("cli")
+    try:
+        with open_services(settings) as services:
+            yield services.operations
+    finally:
+        current_door.reset(door)
 
 
 def parse_params(pairs: list[str]) -> dict[str, Any]:

@@ -506,6 +506,12 @@ class JudgingSettings(Concern):
     judging_sampling_timeout_seconds: float = Field(
         default=120.0, gt=0, le=3600, description="seconds to wait for the client's answer to one sampling request"
     )
+    judging_mcp_edge_correct: Literal["allow", "refuse"] = Field(
+        default="allow",
+        description="whether `feedback` edge_correct (a person's verdict, human rank) is taken over MCP, where the "
+        "assistant sends it on its user's behalf: `refuse` answers conflict and names submit_judgments (assistant "
+        "rank); REST and the CLI take it either way. Every feedback record names its door",
+    )
 
 
 class ScholarlySettings(Concern):

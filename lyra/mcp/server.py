@@ -39,6 +39,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult, GetPromptResult, InputRequiredResult, ToolAnnotations
 from pydantic import AnyUrl, BaseModel, ConfigDict, create_model
 
+from lyra.core.context import current_door
 from lyra.core.errors import LyraError
 from lyra.mcp.sampling import session_sampler
 from lyra.models.catalogue import OPERATIONS, Operation
@@ -204,6 +205,7 @@ def _make_tool(spec: ToolSpec) -> Tool:
             judge = _client_judge(context)
             if judge:
                 arguments["judge"] = judge
+        door = current_door.set("mcp")  # the records a call writes name its door (feedback)
         try:
             request = parse_one(spec.request, arguments, strict=True)
             if spec.sampling:
@@ -215,6 +217,8 @@ def _make_tool(spec: ToolSpec) -> Tool:
             log.exception("tool %s failed", spec.name)
             body = {"error": "internal_error", "message": f"unexpected {type(exc).__name__}; see the server log"}
             raise ToolError(json.dumps(body)) from None
+        finally:
+            current_door.reset(door)
 
     parameters = [
         inspect.Parameter(

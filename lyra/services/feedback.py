@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from lyra.core.errors import InvalidInputError, NotFoundError
+from lyra.core.context import current_door
+from lyra.core.errors import ConflictError, InvalidInputError, NotFoundError
 from lyra.core.ids import new_id
 from lyra.graph.store import GraphStore, Transaction, to_plain
 from lyra.graph.tasks import TaskRepository
@@ -36,13 +37,24 @@ LABEL_FOR_RELATION = {"supports": "entailment", "refutes": "contradiction", "neu
 
 
 class FeedbackService:
-    def __init__(self, store: GraphStore, tasks: TaskRepository, domains: DomainGate) -> None:
+    def __init__(
+        self, store: GraphStore, tasks: TaskRepository, domains: DomainGate, mcp_edge_correct: str = "allow"
+    ) -> None:
         self.store = store
         self.tasks = tasks
         self.domains = domains
+        self.mcp_edge_correct = mcp_edge_correct  # "refuse": edge_correct is not taken over MCP (see feedback())
 
     def feedback(self, request: FeedbackRequest) -> FeedbackResponse:
         self.tasks.get(request.task_id)  # NotFoundError for an unknown task
+        if request.action == "edge_correct" and self.mcp_edge_correct == "refuse" and current_door.get() == "mcp":
+            # a person's verdict only where the person can be named (docs/concepts/assistant-judge.md)
+            raise ConflictError(
+                "edge_correct records a person's verdict, and this deployment does not take it over MCP "
+                "(LYRA_JUDGING_MCP_EDGE_CORRECT=refuse)",
+                hint="give the assistant's verdict with submit_judgments (it counts at assistant rank), or let a "
+                "person correct the edge over REST or with `lyra feedback`",
+            )
         args = parse_one(ARGS_FOR_ACTION[request.action], request.args, "args")
         event_id = new_id("fbk")
         if isinstance(args, DomainRuleArgs):
@@ -69,6 +81,8 @@ class FeedbackService:
                 "action": request.action,
                 "args": args.model_dump_json(),
                 "result": json.dumps(result, default=str),
+                "reviewer_id": request.reviewer_id,
+                "door": current_door.get(),
             },
         )
 
@@ -252,6 +266,7 @@ class FeedbackService:
                     "correction_id": new_id("nlc"),
                     "judge": human_judge_name(request.reviewer_id),
                     "judgment_id": new_id("jdg"),
+                    "door": current_door.get(),
                 },
             )
             if not rows:
