@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -32,6 +32,7 @@ from lyra.models.timeline import (
     RunInfo,
     RunKind,
     RunRecorded,
+    RunsAfter,
     ScorePoint,
     TimelineEvent,
 )
@@ -246,6 +247,17 @@ class TimelineService:
     def runs(self, task_id: str, since: str | None, limit: int = 100) -> list[RunInfo]:
         rows = self.store.run("timeline/task_runs", {"task_id": task_id, "since": since, "limit": limit})
         return [RunInfo.model_validate(r) for r in rows]
+
+    def runs_after(self, marks: Mapping[str, int | None], limit: int = RUNS_PER_TASK) -> list[RunsAfter]:
+        """Per task of ``marks``, its run counter and its runs numbered above the mark (none for a mark of None),
+        oldest first, at most ``limit`` each, from any process (cypher/timeline/runs_after)."""
+        if not marks:
+            return []
+        rows = self.store.run(
+            "timeline/runs_after",
+            {"marks": [{"task_id": task_id, "after": after} for task_id, after in marks.items()], "limit": limit},
+        )
+        return [RunsAfter.model_validate(row) for row in rows]
 
     def _since(self, request: GetChangesRequest) -> str | None:
         if request.since_run is not None and request.since is not None:
