@@ -12,8 +12,12 @@ Lyra's errors become tool errors whose text is a JSON object ``{"error", "messag
 
 Resources: ``lyra://tasks/{task_id}/changes`` reads get_changes of the task (its latest run's changes) as JSON. A
 client that listens to it (``subscriptions/listen`` with the URI in ``resourceSubscriptions``) receives
-``notifications/resources/updated`` whenever a run of this process moves claims of that task
-(docs/concepts/living-evidence.md).
+``notifications/resources/updated`` once for each run that moves claims of that task, whichever process recorded it
+(a ``lyra serve`` worker, a CLI ``lyra refresh``, another MCP process, this one): while a listen stream is open on a
+task's changes, a :class:`~lyra.mcp.changes.ChangesWatcher` polls Neo4j every ``LYRA_MCP_CHANGES_POLL_SECONDS`` for
+the task's runs numbered above its high-water mark (cypher/timeline/runs_after; runs are numbered per task in commit
+order). A middleware around ``subscriptions/listen`` tells the watcher which tasks are listened to, for as long as
+each stream lasts (docs/concepts/living-evidence.md).
 """
 
 from __future__ import annotations

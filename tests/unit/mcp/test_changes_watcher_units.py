@@ -13,7 +13,9 @@ import time
 from collections.abc import Mapping
 
 import pytest
+from pydantic import ValidationError
 
+from lyra.core.settings import load_settings
 from lyra.mcp.changes import ChangesWatcher
 from lyra.mcp.server import _listened_tasks
 from lyra.models.timeline import NumberedRun, RunsAfter
@@ -192,3 +194,10 @@ def test_a_listen_request_names_the_tasks_of_the_changes_resources_it_lists() ->
     assert _listened_tasks({"notifications": {"toolsListChanged": True}}) == []
     assert _listened_tasks(None) == [] and _listened_tasks({"notifications": "x"}) == []
     assert _listened_tasks({"notifications": {"resourceSubscriptions": ["lyra://tasks/a/b/changes"]}}) == []
+
+
+@pytest.mark.parametrize("bad", [0, 0.05, 61, float("inf")])
+def test_the_poll_setting_is_bounded(bad: float) -> None:
+    with pytest.raises(ValidationError, match="mcp_changes_poll_seconds"):
+        load_settings(mcp_changes_poll_seconds=bad)
+    assert load_settings().api.mcp_changes_poll_seconds == 2.0
