@@ -150,8 +150,9 @@ class TimelineService:
 
     def listen(self, listener: Callable[[RunRecorded], None]) -> Callable[[], None]:
         """Call ``listener`` after every run of this process that moved claims (from the thread that recorded it; it
-        must not block). Returns the call that stops it (docs/concepts/living-evidence.md: the client hears about
-        changes)."""
+        must not block). Returns the call that stops it. The task's webhook listens here
+        (docs/concepts/living-evidence.md: a task's webhook); the MCP notifications, which must also hear of other
+        processes' runs, poll the numbered runs instead (:meth:`runs_after`)."""
         token = object()
         with self._listeners_lock:
             self._listeners[token] = listener
