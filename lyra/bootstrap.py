@@ -483,7 +483,7 @@ def build_mcp_server(services: Services) -> MCPServer:
     """The MCP server over the operations (stdio for `lyra mcp`; mounted at /mcp by build_http_app)."""
     from lyra.mcp.server import create_mcp_server
 
-    return create_mcp_server(services.operations)
+    return create_mcp_server(services.operations, changes_poll_seconds=services.settings.api.mcp_changes_poll_seconds)
 
 
 def build_http_app(services: Services, *, workers: bool = True, mcp: bool = True) -> FastAPI:

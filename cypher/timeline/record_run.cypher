@@ -5,10 +5,15 @@
 // counts. (Task)-[:HAD_RUN]->(Run); (Claim)-[:HAS_SNAPSHOT]->(ClaimSnapshot). Retention: a claim keeps its first
 // snapshot and its newest $keep_snapshots - 1; a task keeps its newest $keep_runs runs. Both are removed by the
 // task's clean-up (cleanup/delete_task_timeline). Returns the run's id and how many claims moved.
+// Each run takes the task's next sequence number (r.seq, from t.run_seq): the SET takes the task's write lock before
+// reading the counter, so two runs of a task never share a number and a run numbered n+1 commits after run n. A
+// reader that sees run n+1 has seen run n: the MCP changes watcher (timeline/runs_after) keeps its high-water mark
+// in these numbers (docs/concepts/living-evidence.md).
 // Params: $run = {id, task_id, kind, cause_id, started_at}, $claims = [{claim_id, alpha, beta, confidence,
 //         uncertainty, controversy, supports, refutes, neutrals}], $keep_snapshots, $keep_runs
 MATCH (t:Task {id: $run.task_id})
-CREATE (r:Run {id: $run.id, task_id: $run.task_id, kind: $run.kind, cause_id: $run.cause_id,
+SET t.run_seq = coalesce(t.run_seq, 0) + 1
+CREATE (r:Run {id: $run.id, task_id: $run.task_id, kind: $run.kind, cause_id: $run.cause_id, seq: t.run_seq,
                started_at: datetime($run.started_at), finished_at: datetime()})
 CREATE (t)-[:HAD_RUN]->(r)
 WITH t, r

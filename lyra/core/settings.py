@@ -410,6 +410,9 @@ class ApiSettings(Concern):
     # JSON-RPC error); a session with no request in flight (and no open GET stream) for this long is closed
     mcp_max_sessions: int = Field(default=100, ge=1, le=100_000)
     mcp_session_idle_seconds: float = Field(default=1800, gt=0, le=7 * 86_400)
+    # while a client listens to a task's changes resource, how often the MCP server (`lyra mcp`, `lyra serve`'s
+    # /mcp) asks Neo4j for runs of that task recorded by any process (docs/concepts/living-evidence.md)
+    mcp_changes_poll_seconds: float = Field(default=2.0, ge=0.1, le=60.0)
 
     @field_validator("api_allowed_hosts", "api_allowed_origins", mode="before")
     @classmethod

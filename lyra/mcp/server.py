@@ -12,8 +12,12 @@ Lyra's errors become tool errors whose text is a JSON object ``{"error", "messag
 
 Resources: ``lyra://tasks/{task_id}/changes`` reads get_changes of the task (its latest run's changes) as JSON. A
 client that listens to it (``subscriptions/listen`` with the URI in ``resourceSubscriptions``) receives
-``notifications/resources/updated`` whenever a run of this process moves claims of that task
-(docs/concepts/living-evidence.md).
+``notifications/resources/updated`` once for each run that moves claims of that task, whichever process recorded it
+(a ``lyra serve`` worker, a CLI ``lyra refresh``, another MCP process, this one): while a listen stream is open on a
+task's changes, a :class:`~lyra.mcp.changes.ChangesWatcher` polls Neo4j every ``LYRA_MCP_CHANGES_POLL_SECONDS`` for
+the task's runs numbered above its high-water mark (cypher/timeline/runs_after; runs are numbered per task in commit
+order). A middleware around ``subscriptions/listen`` tells the watcher which tasks are listened to, for as long as
+each stream lasts (docs/concepts/living-evidence.md).
 """
 
 from __future__ import annotations
@@ -25,10 +29,12 @@ import logging
 import re
 import threading
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import anyio.to_thread
+from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -41,13 +47,16 @@ from pydantic import AnyUrl, BaseModel, ConfigDict, create_model
 
 from lyra.core.context import current_door
 from lyra.core.errors import LyraError
+from lyra.mcp.changes import ChangesWatcher
 from lyra.mcp.sampling import session_sampler
 from lyra.models.catalogue import OPERATIONS, Operation
-from lyra.models.timeline import GetChangesRequest, RunRecorded
+from lyra.models.timeline import GetChangesRequest
 from lyra.models.validation import parse_one
 from lyra.services.operations import Operations
 
 log = logging.getLogger(__name__)
+
+DEFAULT_CHANGES_POLL_SECONDS = 2.0  # the default of LYRA_MCP_CHANGES_POLL_SECONDS (lyra/core/settings.py)
 
 INSTRUCTIONS = """\
 Lyra gathers evidence for claims and keeps it in a Neo4j graph: claims, fragments of sources, and SUPPORTS /
@@ -308,6 +317,8 @@ class LyraMCPServer(MCPServer):
     params`` that names it and lists the known ones (the SDK answered an unknown prompt with code 0 and an unknown
     tool with a tool result)."""
 
+    changes_watcher: ChangesWatcher | None = None
+
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
@@ -395,29 +406,68 @@ def _add_changes_resource(server: MCPServer, ops: Operations) -> None:
     )(read_changes)
 
 
-def create_mcp_server(ops: Operations) -> MCPServer:
+TASK_OF_CHANGES_URI = re.compile(r"lyra://tasks/([^/]+)/changes")
+
+
+def _listened_tasks(params: Mapping[str, Any] | None) -> list[str]:
+    """The tasks whose changes resource a raw ``subscriptions/listen`` request names (none for anything else)."""
+    notifications = (params or {}).get("notifications")
+    uris = notifications.get("resourceSubscriptions") if isinstance(notifications, Mapping) else None
+    if not isinstance(uris, list):
+        return []
+    found = (TASK_OF_CHANGES_URI.fullmatch(uri) for uri in uris if isinstance(uri, str))
+    return list(dict.fromkeys(match.group(1) for match in found if match))
+
+
+def _watch_listeners(watcher: ChangesWatcher) -> ServerMiddleware[Any]:
+    """Middleware around ``subscriptions/listen``: the call lasts as long as its stream, so the tasks it names are
+    watched from before the stream's acknowledgement until it closes."""
+
+    async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        tasks = _listened_tasks(ctx.params) if ctx.method == "subscriptions/listen" else []
+        if not tasks:
+            return await call_next(ctx)
+        await anyio.to_thread.run_sync(watcher.watch, tasks)
+        try:
+            return await call_next(ctx)
+        finally:
+            watcher.unwatch(tasks)
+
+    return middleware
+
+
+def create_mcp_server(ops: Operations, *, changes_poll_seconds: float = DEFAULT_CHANGES_POLL_SECONDS) -> MCPServer:
     """An MCPServer exposing every operation as a tool (used over stdio, streamable HTTP, and in tests), the
-    task changes resource, and its update notifications."""
+    task changes resource, and its update notifications: while a client listens to a task's changes, a
+    :class:`ChangesWatcher` polls Neo4j every ``changes_poll_seconds`` for the task's new runs, whichever process
+    recorded them (``LYRA_MCP_CHANGES_POLL_SECONDS``)."""
     tools = [_make_tool(spec) for spec in tool_specs(ops)]
     bus = ThreadSafeBus()
-    server = LyraMCPServer(
-        name="lyra", title="Lyra evidence graph", instructions=INSTRUCTIONS, tools=tools, subscriptions=bus
-    )
-    _add_changes_resource(server, ops)
     held = weakref.ref(bus)
 
-    def announce(run: RunRecorded) -> None:
+    def announce(task_id: str) -> None:
         live = held()
         if live is not None:
-            live.publish_from_thread(ResourceUpdated(uri=changes_uri(run.task_id)))
+            live.publish_from_thread(ResourceUpdated(uri=changes_uri(task_id)))
 
-    stop = ops.on_run_recorded(announce)
-    weakref.finalize(bus, stop)  # the listener goes with the server's bus
+    watcher = ChangesWatcher(ops.runs_after, announce, changes_poll_seconds)
+    server = LyraMCPServer(
+        name="lyra",
+        title="Lyra evidence graph",
+        instructions=INSTRUCTIONS,
+        tools=tools,
+        subscriptions=bus,
+        middleware=[_watch_listeners(watcher)],
+    )
+    server.changes_watcher = watcher
+    _add_changes_resource(server, ops)
+    weakref.finalize(server, watcher.close)  # the watcher's thread goes with the server
     return server
 
 
 __all__ = [
     "CHANGES_URI",
+    "DEFAULT_CHANGES_POLL_SECONDS",
     "LyraMCPServer",
     "ThreadSafeBus",
     "changes_uri",

@@ -131,13 +131,30 @@ class RunInfo(Response):
 
 
 class RunRecorded(Response):
-    """A run that moved claims, as announced to in-process listeners (the MCP server's resource notifications)."""
+    """A run that moved claims, as announced to in-process listeners (the task's webhook)."""
 
     task_id: str
     run_id: str
     kind: str
     cause_id: str | None
     claims_moved: int
+
+
+class NumberedRun(Response):
+    """A run with its number in its task's sequence (numbers follow commit order: cypher/timeline/record_run)."""
+
+    run_id: str
+    seq: int
+    claims_moved: int
+
+
+class RunsAfter(Response):
+    """A watched task's run counter and its runs numbered above a high-water mark, oldest first (what the MCP
+    changes watcher polls: cypher/timeline/runs_after)."""
+
+    task_id: str
+    latest: int
+    runs: list[NumberedRun]
 
 
 class Changes(Response):

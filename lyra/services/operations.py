@@ -7,7 +7,7 @@ translate transport shapes and errors, so an MCP tool and its REST route cannot 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
@@ -104,7 +104,7 @@ from lyra.models.timeline import (
     ClaimTimeline,
     GetChangesRequest,
     GetClaimTimelineRequest,
-    RunRecorded,
+    RunsAfter,
 )
 from lyra.models.trust import (
     CalibrationMetricsRequest,
@@ -461,10 +461,10 @@ class Operations:
             raise ConfigError("set_task_webhook: this Operations was built without webhooks")
         return self._webhooks.set_webhook(request)
 
-    def on_run_recorded(self, listener: Callable[[RunRecorded], None]) -> Callable[[], None]:
-        """``listener`` hears of every run of this process that moved claims (the MCP server's resource
-        notifications); returns the call that stops it."""
-        return self.timeline.listen(listener)
+    def runs_after(self, marks: Mapping[str, int | None]) -> list[RunsAfter]:
+        """Per task of ``marks``, its run counter and its runs (recorded by any process) numbered above the mark:
+        what the MCP server's changes watcher polls for its resource notifications."""
+        return self.timeline.runs_after(marks)
 
     def get_claim_timeline(self, request: GetClaimTimelineRequest) -> ClaimTimeline:
         """Everything that happened to one claim, newest first."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -32,6 +32,7 @@ from lyra.models.timeline import (
     RunInfo,
     RunKind,
     RunRecorded,
+    RunsAfter,
     ScorePoint,
     TimelineEvent,
 )
@@ -149,8 +150,9 @@ class TimelineService:
 
     def listen(self, listener: Callable[[RunRecorded], None]) -> Callable[[], None]:
         """Call ``listener`` after every run of this process that moved claims (from the thread that recorded it; it
-        must not block). Returns the call that stops it (docs/concepts/living-evidence.md: the client hears about
-        changes)."""
+        must not block). Returns the call that stops it. The task's webhook listens here
+        (docs/concepts/living-evidence.md: a task's webhook); the MCP notifications, which must also hear of other
+        processes' runs, poll the numbered runs instead (:meth:`runs_after`)."""
         token = object()
         with self._listeners_lock:
             self._listeners[token] = listener
@@ -246,6 +248,17 @@ class TimelineService:
     def runs(self, task_id: str, since: str | None, limit: int = 100) -> list[RunInfo]:
         rows = self.store.run("timeline/task_runs", {"task_id": task_id, "since": since, "limit": limit})
         return [RunInfo.model_validate(r) for r in rows]
+
+    def runs_after(self, marks: Mapping[str, int | None], limit: int = RUNS_PER_TASK) -> list[RunsAfter]:
+        """Per task of ``marks``, its run counter and its runs numbered above the mark (none for a mark of None),
+        oldest first, at most ``limit`` each, from any process (cypher/timeline/runs_after)."""
+        if not marks:
+            return []
+        rows = self.store.run(
+            "timeline/runs_after",
+            {"marks": [{"task_id": task_id, "after": after} for task_id, after in marks.items()], "limit": limit},
+        )
+        return [RunsAfter.model_validate(row) for row in rows]
 
     def _since(self, request: GetChangesRequest) -> str | None:
         if request.since_run is not None and request.since is not None:

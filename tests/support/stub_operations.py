@@ -14,10 +14,6 @@ class StubOperations:
         self.calls: list[str] = []
         self.requests: list[Any] = []
 
-    def on_run_recorded(self, _listener: Any) -> Any:
-        """The MCP server listens to runs when it is built: no operation, nothing recorded."""
-        return lambda: None
-
     def __getattr__(self, name: str) -> Any:
         def operation(*args: Any, **_kwargs: Any) -> Any:
             self.calls.append(name)

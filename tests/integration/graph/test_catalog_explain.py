@@ -20,7 +20,9 @@ EXPECTED_QUERY_TYPE = {"read": {"r"}, "write": {"w", "rw"}, "schema": {"s"}}
 def dummy_params(query: CypherQuery) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for name in query.parameters:
-        if name in ("rows", "ids", "kinds", "domains", "urls", "claims", "pairs", "keys") or name.endswith("_ids"):
+        if name in ("rows", "ids", "kinds", "domains", "urls", "claims", "pairs", "keys", "marks") or name.endswith(
+            "_ids"
+        ):
             values[name] = []
         elif name in ("row", "run", "counts"):
             values[name] = {}

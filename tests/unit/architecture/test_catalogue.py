@@ -50,7 +50,7 @@ NOT_OPERATIONS = {
     "load_graph": "`lyra graph load` reads a JSON file of the local disk",
     "research": "start_research, then ingest: the CLI's `lyra research --corpus`",
     "generate_proposals": "the proposal batch itself, run by the job queue_proposals (generate_proposals) queues",
-    "on_run_recorded": "the MCP server listens to it: notifications/resources/updated of lyra://tasks/{task_id}/changes",
+    "runs_after": "the MCP server's changes watcher: notifications/resources/updated of lyra://tasks/{task_id}/changes",
 }
 
 
