@@ -160,7 +160,7 @@ class Services:
         papers = PaperRechecker(
             self.store,
             self.jobs,
-            lambda budget: build_sources(s.scholarly, s.scholarly_cache_file, max_requests=budget, cache=False),
+            lambda budget: build_sources(s.scholarly, s.scholarly_cache_file, max_requests=budget, cache_reads=False),
         )
         pages = PageRechecker(self.store, self.jobs, lambda: self.web_fetcher)
         return RefreshService(self.store, self.jobs, self.retractions, self.timeline, pages, papers)

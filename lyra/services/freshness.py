@@ -110,9 +110,7 @@ def supersede_passages(store: GraphStore, page_id: str, text: str, current: Sequ
     return changes
 
 
-def compare_versions(
-    store: GraphStore, texts: Mapping[str, str], found: Mapping[str, Sequence[str]]
-) -> PassagesMoved:
+def compare_versions(store: GraphStore, texts: Mapping[str, str], found: Mapping[str, Sequence[str]]) -> PassagesMoved:
     """The one comparison of a read's pages with what they carried before (decision record 0016), called by the
     ingest path for every page it read, whichever path read it. ``texts``: page id -> the text just read (a web
     page's extracted text, a paper's abstract, a local file's text); ``found``: page id -> the fragments the read
