@@ -1,7 +1,8 @@
 """A local file imported again compares versions like a web page read again (decision record 0016,
 docs/concepts/living-evidence.md): the same path is the same page; a passage removed from the file stops counting
-(its edge flagged superseded, out of the claim's stored sums, the report saying so), one put back counts again, and
-importing an unchanged file moves nothing. Real Neo4j, the real offline models, the synchronous ingest door."""
+(its edge flagged superseded, out of the claim's stored sums, the report saying so, a page_changed cause in
+get_changes), one put back counts again, and importing an unchanged file moves nothing. Real Neo4j, the real
+offline models, the synchronous ingest door."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from lyra.bootstrap import Services
 from lyra.models.ingest import IngestReport, IngestRequest
+from lyra.models.timeline import GetChangesRequest
 from tests.support.passages import CLAIM, COUNT_KEY, DROPPED, KEPT, assert_sums_exact, edges_of, superseded_links
 
 pytestmark = pytest.mark.neo4j
@@ -45,6 +47,7 @@ def test_a_passage_removed_from_a_local_file_stops_counting_until_it_is_back(gra
     before = assert_sums_exact(graph, claim_id, TASK)
 
     # the file loses its second paragraph
+    since = graph.store.driver.execute_query("RETURN toString(datetime()) AS now").records[0]["now"]
     second_report = imported(f"{KEPT}\n")
     assert second_report.pages_existing == 1 and page_id_of(graph, notes) == page_id
     assert (second_report.passages.superseded, second_report.passages.edges_superseded) == (1, 1)
@@ -54,6 +57,10 @@ def test_a_passage_removed_from_a_local_file_stops_counting_until_it_is_back(gra
     assert not second["kept"]["superseded"]
     after = assert_sums_exact(graph, claim_id, TASK)
     assert after[counts_key] == before[counts_key] - 1
+    changes = graph.operations.get_changes(GetChangesRequest(task_id=TASK, since=since))
+    (moved,) = [c for c in changes.claims if c.claim_id == claim_id]
+    cause = next(c for c in moved.causes if c.kind == "page_changed")
+    assert cause.edge_ids == [dropped_id] and cause.page is not None and cause.page.source_id == page_id
 
     # the same file again: nothing moves
     assert not imported(f"{KEPT}\n").passages.any

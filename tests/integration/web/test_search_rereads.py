@@ -3,8 +3,8 @@ record 0016): a loopback SearXNG answers every query with one article page on th
 query job reads the page (two passages, both judged against A's claim); the page loses its second passage; task B's
 query job (B has not read it: the search fetches it) reads the new version, and A's edge from the passage that left
 the page counts for nothing (out of A's claim's stored sums, flagged in materials, a passage_superseded event in the
-timeline), as does B's own edge from it if one is drawn. Real Neo4j, real offline models, the real fetcher and
-worker pool."""
+timeline, a page_changed cause in A's get_changes), as does B's own edge from it if one is drawn. Real Neo4j, real
+offline models, the real fetcher and worker pool."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ import pytest
 
 from lyra.bootstrap import Services
 from lyra.models.api import GetStatusRequest, QueueTargetsRequest, Target, TargetOptions
+from lyra.models.timeline import GetChangesRequest
 from lyra.services.jobs import WorkerPool
 from lyra.services.research import ResearchExecutor
 from lyra.sources.search import build_engines
@@ -186,6 +187,7 @@ def test_a_page_read_again_through_a_search_result_supersedes_the_passages_that_
 
     # the page loses its second passage; task B's search reads it again
     web.page = article(KEPT)
+    since = graph.store.driver.execute_query("RETURN toString(datetime()) AS now").records[0]["now"]
     second_result = world.search("search_b")
     assert second_result["web"]["pages_read"] == 1 and len(web.hits) == 2
     assert world.page_id() == page_id
@@ -202,6 +204,13 @@ def test_a_page_read_again_through_a_search_result_supersedes_the_passages_that_
     item = evidence_item(graph, "search_a", claim_id, dropped_id)
     assert item.superseded and not item.retracted and item.weight == 0.0
     assert timeline_edges(graph, "search_a", claim_id, "passage_superseded") == [dropped_id]
+    # task A's get_changes names the changed page, although the run that read it was task B's
+    changes = graph.operations.get_changes(GetChangesRequest(task_id="search_a", since=since))
+    (moved,) = [c for c in changes.claims if c.claim_id == claim_id]
+    cause = next(c for c in moved.causes if c.kind == "page_changed")
+    assert (
+        cause.edge_ids == [dropped_id] and cause.page is not None and cause.page.url == web.url("news.test", "/trials")
+    )
     # task B read only the new version: an edge it has from the passage that left counts for nothing either
     theirs = edges_of(graph, page_id, "search_b")
     assert "kept" in theirs and not theirs["kept"]["superseded"]
