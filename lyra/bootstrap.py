@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lyra.core.settings import PipelineSettings, Settings
@@ -43,7 +44,7 @@ from lyra.services.schedule import TASK_REFRESH, RefreshExecutor, RefreshSchedul
 from lyra.services.status import StatusService
 from lyra.services.tasks import TaskService
 from lyra.services.timeline import TimelineService
-from lyra.services.webhooks import WebhookService
+from lyra.services.webhooks import WebhookSecrets, WebhookService
 from lyra.sources.domain_policy import ReloadingDomainPolicy
 from lyra.sources.scholarly.retractions import build_retraction_checker
 
@@ -137,6 +138,7 @@ class Services:
             self.store,
             self.task_repo,
             self.settings.web.fetch_allow_hosts,
+            WebhookSecrets(webhook_secrets_file(self.settings)),
             user_agent=user_agent(self.settings.web, self.settings.scholarly.contact_email),
         )
 
@@ -160,7 +162,7 @@ class Services:
         papers = PaperRechecker(
             self.store,
             self.jobs,
-            lambda budget: build_sources(s.scholarly, s.scholarly_cache_file, max_requests=budget, cache=False),
+            lambda budget: build_sources(s.scholarly, s.scholarly_cache_file, max_requests=budget, cache_reads=False),
         )
         pages = PageRechecker(self.store, self.jobs, lambda: self.web_fetcher)
         return RefreshService(self.store, self.jobs, self.retractions, self.timeline, pages, papers)
@@ -432,6 +434,11 @@ def candidate_ranker(settings: PipelineSettings, reranker: CrossEncoderReranker 
     )
 
 
+def webhook_secrets_file(settings: Settings) -> Path:
+    """Where tasks' webhook signing secrets are kept (beside the cookies a person gave; never in the graph)."""
+    return settings.paths.state_dir / "auth" / "webhooks.json"
+
+
 def build_services(settings: Settings, *, apply_schema: bool = True) -> Services:
     catalog = CypherCatalog.load(settings.paths.cypher_dir)
     driver, info = connect(settings)
@@ -448,6 +455,12 @@ def build_services(settings: Settings, *, apply_schema: bool = True) -> Services
     interventions = InterventionService(
         store, task_repo, CookieStore(settings.paths.state_dir / "auth" / "cookies.json"), wake=jobs.notify_queued
     )
+    webhook_secrets = WebhookSecrets(webhook_secrets_file(settings))
+
+    def forget_secrets(task_id: str) -> int:
+        """A task's secrets kept out of the graph go with it: its cookies and its webhook's signing secret."""
+        return interventions.forget_task(task_id) + webhook_secrets.drop_task(task_id)
+
     return Services(
         settings=settings,
         connection=info,
@@ -461,7 +474,7 @@ def build_services(settings: Settings, *, apply_schema: bool = True) -> Services
             settings.graph.materials_parallel_queries,
             passage_chars=settings.pipeline.evidence_passage_chars,
         ),
-        cleanup=CleanupService(store, task_repo, settings.graph.cleanup_batch_size, interventions.forget_task),
+        cleanup=CleanupService(store, task_repo, settings.graph.cleanup_batch_size, forget_secrets),
         jobs=jobs,
         status=StatusService(
             store,

@@ -9,12 +9,14 @@
 // like retractions/retract_edges; a retracted edge (already out of the sums) only has its flag changed. A sum with
 // no edge left is exactly zero; a claim without stored sums keeps none. Claims are locked in id order and their
 // edges read again once locked. Running it again changes nothing. Returns, per claim touched, the edges that
-// stopped counting and those that count again. Params: $page_id, $gone_ids, $back_ids
+// stopped counting and those that count again. The page gets changed_at. Params: $page_id, $gone_ids, $back_ids
 MATCH (p:Page {id: $page_id})<-[e:EXTRACTED_FROM]-(f:Fragment)
 WHERE f.id IN $gone_ids OR f.id IN $back_ids
 FOREACH (_ IN CASE WHEN f.id IN $gone_ids AND e.superseded_at IS NULL THEN [1] ELSE [] END |
   SET e.superseded_at = datetime())
 FOREACH (_ IN CASE WHEN f.id IN $back_ids AND NOT f.id IN $gone_ids THEN [1] ELSE [] END | REMOVE e.superseded_at)
+// the page changed, whatever read it (a refresh's re-check sets this too): get_changes and the timeline name it
+SET p.changed_at = datetime()
 WITH DISTINCT p, f
 MATCH (f)-[:SUPPORTS|REFUTES|NEUTRAL]->(c:Claim)
 WHERE (:Task {id: c.task_id})-[:READ]->(p)

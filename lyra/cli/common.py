@@ -241,6 +241,13 @@ def print_ingest_summary(report: IngestReport) -> None:
             f"{report.pair_budget_left}); `lyra task judge-remaining {report.task_id}` judges them "
             "(raise LYRA_TASK_PAIR_BUDGET first if the budget is used up)"
         )
+    moved = report.passages
+    if moved.any:  # documents read before whose text changed (decision record 0016)
+        out.print(
+            f"known documents read again: {moved.superseded} passage(s) no longer in them "
+            f"({moved.edges_superseded} edge(s) stopped counting), {moved.restored} back "
+            f"({moved.edges_restored} edge(s) count again)"
+        )
     if report.extracted_claims:
         out.print("claims extracted by the LLM: " + "; ".join(report.extracted_claims))
     if report.skipped:

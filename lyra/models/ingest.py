@@ -74,6 +74,28 @@ class IdentifierMention(BaseModel):
     own: bool
 
 
+class PassagesMoved(BaseModel):
+    """What a read did to the passages of pages read before (decision record 0016): passages a page no longer
+    carries (superseded on it) or carries again (restored), and the claims' stance edges that stopped counting or
+    count again because of them."""
+
+    superseded: int = 0
+    restored: int = 0
+    edges_superseded: int = 0
+    edges_restored: int = 0
+
+    @property
+    def any(self) -> bool:
+        """Whether a passage left a page or came back to it."""
+        return bool(self.superseded or self.restored)
+
+    def add(self, other: PassagesMoved) -> None:
+        self.superseded += other.superseded
+        self.restored += other.restored
+        self.edges_superseded += other.edges_superseded
+        self.edges_restored += other.edges_restored
+
+
 class IngestReport(BaseModel):
     task_id: str
     cause_id: str
@@ -103,6 +125,11 @@ class IngestReport(BaseModel):
     # what the task is told besides the skipped items: a domain it stops using (a page carried a dangerous pattern)
     notices: list[str] = Field(default_factory=list)
     extracted_claims: list[str] = Field(default_factory=list)
+    passages: PassagesMoved = Field(
+        default_factory=PassagesMoved,
+        description="pages read before and read again by this run: their passages that left them stop counting, "
+        "those back on them count again (decision record 0016)",
+    )
     seconds_total: float = 0.0
     seconds_in_models: float = 0.0
     # for jobs, not serialised: the identifiers the read documents carry, and each read document's page id by URL

@@ -33,6 +33,11 @@ class WebhookSetting(Response):
         description="the HMAC-SHA256 key of the signature header, shown only when it was made (the first URL set, "
         "or rotate_secret); keep it: Lyra never shows it again"
     )
+    secret_fingerprint: str | None = Field(
+        default=None,
+        description="the first 8 hex digits of the sha256 of the secret in force (null: no webhook): names the "
+        "secret without revealing it; the task node keeps the same (webhook_secret_fingerprint), never the secret",
+    )
     signature_header: str = Field(
         default=SIGNATURE_HEADER,
         description="the header carrying sha256=<hex HMAC-SHA256 of the raw body under the secret>",

@@ -6,6 +6,8 @@ guarded, polite fetcher (its SSRF guard, domain gate, robots.txt, daily budget a
 nothing, a 2xx with the same hash is unchanged, a changed page gets ``changed_at`` and is queued to be read again
 through the ingest path (a ``url`` job of the refresh). After a page is read again, its passages no longer in the
 new version stop counting and those back in it count again (:func:`supersede_passages`, decision record 0016).
+Every read of a page goes through :func:`compare_versions` (the ingest path calls it), whatever read it: a ``url``
+job, a paper's abstract read again, a web search result, a local file imported again.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lyra.graph.store import GraphStore
+from lyra.models.ingest import PassagesMoved
 from lyra.models.refresh import PageCheck, PageCheckResult, PageChecks, PaperCheck, PaperChecks
 from lyra.services.jobs import JobService
 
@@ -105,6 +108,25 @@ def supersede_passages(store: GraphStore, page_id: str, text: str, current: Sequ
     )
     log.info("page %s read again: %s", page_id, changes)
     return changes
+
+
+def compare_versions(store: GraphStore, texts: Mapping[str, str], found: Mapping[str, Sequence[str]]) -> PassagesMoved:
+    """The one comparison of a read's pages with what they carried before (decision record 0016), called by the
+    ingest path for every page it read, whichever path read it. ``texts``: page id -> the text just read (a web
+    page's extracted text, a paper's abstract, a local file's text); ``found``: page id -> the fragments the read
+    found on it. A page read for the first time carries only what was just found: nothing moves."""
+    total = PassagesMoved()
+    for page_id, text in texts.items():
+        moved = supersede_passages(store, page_id, text, found.get(page_id, []))
+        total.add(
+            PassagesMoved(
+                superseded=moved.gone,
+                restored=moved.back,
+                edges_superseded=moved.edges_superseded,
+                edges_restored=moved.edges_restored,
+            )
+        )
+    return total
 
 
 def _result(check: Revalidation, had_hash: bool) -> PageCheckResult:

@@ -38,6 +38,7 @@ from lyra.services.coverage import (
     plan_pairs,
 )
 from lyra.services.domains import LOCAL_DOMAIN, skip_notice
+from lyra.services.freshness import compare_versions
 from lyra.services.tasks import TaskService
 from lyra.sources.chunking import chunk_text
 from lyra.sources.injection import detect_injection
@@ -267,6 +268,9 @@ class IngestService:
         report = IngestReport(task_id=task_id, cause_id=new_id("ing"), claims=[], skipped=skipped)
         report.documents = len(documents)
         fragment_ids = self._write_documents(documents, report, timer, tick, task_id)
+        # a page read before and read again, by any path: what left it stops counting (decision record 0016)
+        texts = {report.page_ids[doc.url]: doc.text for doc in documents if doc.url in report.page_ids}
+        report.passages = compare_versions(self.store, texts, report.page_fragments)
         if extract_claims and fragment_ids:
             report.extracted_claims = self._extract_claims(task_id, fragment_ids, report, timer)
         self._judge_claims(task_id, report, timer, tick)

@@ -23,12 +23,7 @@ held for it are queued again. Nothing is ever solved automatically.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import json
-import os
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,70 +39,36 @@ from lyra.models.api import (
     ResolveAuthRequest,
     ResolveAuthResponse,
 )
+from lyra.services.secret_file import SecretFile
 
 STATUS_ITEMS = 20  # pending items shown by get_status
 
 
 class CookieStore:
-    """Cookie header values per task and domain, in one JSON file only its owner may read (0600, folder 0700).
-
-    Every read and write takes an exclusive ``flock`` on a lock file beside it, so the CLI, the server and its
-    worker threads (one machine, one state folder) see one consistent file; writes go to a temporary file that
-    replaces the old one. The values never leave this class except through :meth:`for_task` (the fetcher's use)."""
+    """Cookie header values per task and domain, in one JSON file only its owner may read (0600, folder 0700; the
+    locked, atomically replaced file of :class:`~lyra.services.secret_file.SecretFile`), so the CLI, the server and
+    its worker threads see one consistent file. The values never leave this class except through :meth:`for_task`
+    (the fetcher's use)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._lock = threading.Lock()
-
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with self._lock, open(self.path.with_suffix(".lock"), "a+") as lock:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
-
-    def _read(self) -> dict[str, dict[str, str]]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError):
-            return {}  # unreadable: as if empty (the next write replaces it)
-        return data if isinstance(data, dict) else {}
-
-    def _write(self, data: dict[str, dict[str, str]]) -> None:
-        temporary = self.path.with_suffix(".tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle)
-        os.replace(temporary, self.path)
+        self._file = SecretFile(path)
 
     def put(self, task_id: str, domain: str, value: str) -> None:
-        with self._locked():
-            data = self._read()
+        with self._file.edit() as data:
             data.setdefault(task_id, {})[domain] = value
-            self._write(data)
 
     def for_task(self, task_id: str) -> dict[str, str]:
         """domain -> Cookie header value of one task (for the fetcher only)."""
-        with self._locked():
-            return dict(self._read().get(task_id, {}))
+        return dict(self._file.read().get(task_id, {}))
 
     def domains(self, task_id: str) -> set[str]:
-        with self._locked():
-            return set(self._read().get(task_id, {}))
+        return set(self._file.read().get(task_id, {}))
 
     def drop_task(self, task_id: str) -> int:
         """Forget a task's cookies (its clean-up); returns how many there were."""
-        with self._locked():
-            data = self._read()
-            gone = data.pop(task_id, {})
-            if gone:
-                self._write(data)
-            return len(gone)
+        with self._file.edit() as data:
+            return len(data.pop(task_id, {}))
 
 
 def _item(row: dict[str, Any], cookie_domains: set[str]) -> InterventionItem:

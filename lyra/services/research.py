@@ -13,7 +13,7 @@ from lyra.graph.store import GraphStore
 from lyra.models.api import AcademicSearchMode, Budget
 from lyra.models.ingest import IdentifierMention, IngestReport
 from lyra.services.academic import AcademicResearch, AcademicRun, is_academic_query
-from lyra.services.freshness import remember_validators, supersede_passages
+from lyra.services.freshness import remember_validators
 from lyra.services.ingest import IngestService
 from lyra.services.jobs import ClaimedJob, JobContext, JobOutcome, Park, resolve_file_target
 from lyra.services.status import academic_usage
@@ -50,6 +50,8 @@ def report_summary(report: IngestReport) -> dict[str, object]:
         "skipped_total": len(report.skipped),
         "seconds_total": round(report.seconds_total, 3),
         **({"notices": list(report.notices)} if report.notices else {}),
+        # pages read again: passages that left them or came back (decision record 0016)
+        **({"passages": report.passages.model_dump()} if report.passages.any else {}),
     }
 
 
@@ -93,6 +95,7 @@ def combined_report(reports: Sequence[IngestReport]) -> IngestReport:
         merged.skipped.extend(other.skipped)
         merged.notices.extend(other.notices)
         merged.extracted_claims.extend(other.extracted_claims)
+        merged.passages.add(other.passages)
     return merged
 
 
@@ -336,18 +339,6 @@ class ResearchExecutor:
         report = self._ingest().ingest_documents([outcome.document], job.task_id, progress=progress)
         remember_validators(self.store, report.page_ids, {outcome.document.url: outcome})
         result: dict[str, object] = report_summary(report)
-        page_id = report.page_ids.get(outcome.document.url)
-        if page_id is not None:  # a page read again: what left it stops counting (decision record 0016)
-            moved = supersede_passages(
-                self.store, page_id, outcome.document.text, report.page_fragments.get(page_id, [])
-            )
-            if moved.gone or moved.back:
-                result["passages"] = {
-                    "superseded": moved.gone,
-                    "restored": moved.back,
-                    "edges_superseded": moved.edges_superseded,
-                    "edges_restored": moved.edges_restored,
-                }
         result["fetch"] = fetch
         found = self._detect_citations(report, [outcome.document], {outcome.document.url: outcome.links}, progress)
         if found:

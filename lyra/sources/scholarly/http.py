@@ -121,12 +121,15 @@ def shared_limiter(api: str, base_url: str, per_second: float) -> RateLimiter:
 
 class ResponseCache:
     """Answers (status + body) on disk for ``ttl_seconds``, keyed by :meth:`key`. Thread-safe; several processes
-    may share the file (WAL)."""
+    may share the file (WAL). ``read`` false: nothing is answered from it, every fresh answer still replaces the
+    one kept (a refresh's re-check: the job that reads a changed paper again then finds the answer the check saw,
+    docs/concepts/living-evidence.md)."""
 
-    def __init__(self, path: Path, ttl_seconds: float) -> None:
+    def __init__(self, path: Path, ttl_seconds: float, *, read: bool = True) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.ttl_seconds = ttl_seconds
+        self.read = read
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(
@@ -141,6 +144,8 @@ class ResponseCache:
         return hashlib.sha256("\x00".join((api, method, url, query, payload)).encode("utf-8")).hexdigest()
 
     def get(self, key: str) -> tuple[int, str] | None:
+        if not self.read:
+            return None
         with self._lock:
             row = self._db.execute("SELECT status, body, stored FROM responses WHERE key=?", (key,)).fetchone()
         if row is None or time.time() - row[2] > self.ttl_seconds:

@@ -268,15 +268,17 @@ def build_sources(
     openalex: bool = True,
     page_size: int = 100,
     cache: bool = True,
+    cache_reads: bool = True,
 ) -> ScholarlySources:
     """Both clients over one ``httpx.Client``, one response cache and one request budget (``max_requests`` sent
     requests across both APIs; cache hits are free). Rate limiters are shared process-wide per API. ``cache_file``:
-    the response cache (``Settings.scholarly_cache_file``; ``cache`` false: none, every answer read fresh, as a
-    refresh's re-check wants). Close the result (or use it as a context manager) to release the client and the
+    the response cache (``Settings.scholarly_cache_file``; ``cache`` false: none; ``cache_reads`` false: every answer
+    read fresh and kept in the cache, as a refresh's re-check wants, so that the job re-reading a changed paper reads
+    what the check saw). Close the result (or use it as a context manager) to release the client and the
     cache."""
     client = http_client(settings)
     responses = (
-        ResponseCache(cache_file, settings.scholarly_cache_ttl_seconds)
+        ResponseCache(cache_file, settings.scholarly_cache_ttl_seconds, read=cache_reads)
         if cache and settings.scholarly_cache_ttl_seconds > 0
         else None
     )

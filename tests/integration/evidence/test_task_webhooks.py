@@ -2,18 +2,23 @@
 Neo4j: set_task_webhook refuses a loopback URL unless LYRA_FETCH_ALLOW_HOSTS allows it, makes the signing secret
 once; after a run that moved the task's claims the receiver gets the JSON note with a valid HMAC-SHA256 signature;
 a 503 is tried again, a 500 every time fails after the bounded attempts, a 404 is not tried again; every delivery is
-recorded on its run and none fails the run; a removed webhook sends nothing."""
+recorded on its run and none fails the run; a removed webhook sends nothing. The secret is never in the graph
+(query_graph over the task node and over every node finds only its fingerprint): it is in an owner-only file of the
+state folder, which the task's clean-up empties; a secret an older Lyra kept on the task node moves to the file the
+first time it is used, and a secret this state folder does not hold is never replaced by another one when signing."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
 import json
+import stat
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -23,8 +28,9 @@ import pytest
 from lyra.bootstrap import Services, build_http_app, build_services
 from lyra.core.errors import InvalidInputError
 from lyra.core.settings import load_settings
-from lyra.models.api import AddClaimsRequest
+from lyra.models.api import AddClaimsRequest, QueryGraphOptions, QueryGraphRequest, StopTaskRequest
 from lyra.models.webhooks import SetWebhookRequest
+from lyra.services.webhooks import fingerprint
 from tests.support.helpers import seed_task
 
 pytestmark = pytest.mark.neo4j
@@ -80,14 +86,16 @@ def receiver() -> Iterator[Receiver]:
 
 
 @pytest.fixture
-def hooked(graph: Services) -> Iterator[Services]:
-    """The whole application with loopback allowed (LYRA_FETCH_ALLOW_HOSTS=127.0.0.1), as an operator would."""
+def hooked(graph: Services, tmp_path: Path) -> Iterator[Services]:
+    """The whole application with loopback allowed (LYRA_FETCH_ALLOW_HOSTS=127.0.0.1), as an operator would, over
+    a state folder of its own (where the webhook secrets are kept)."""
     s = graph.settings.neo4j
     settings = load_settings(
         neo4j_uri=s.neo4j_uri,
         neo4j_username=s.neo4j_username,
         neo4j_password=s.neo4j_password,
         fetch_allow_hosts=["127.0.0.1"],
+        state_dir=tmp_path / "state",
     )
     services = build_services(settings, apply_schema=False)
     try:
@@ -212,3 +220,131 @@ def test_the_rest_door_sets_and_removes_the_webhook(hooked: Services, receiver: 
     assert missing.status_code == 404
     gone = anyio.run(post, f"/api/v1/tasks/{TASK}/webhook", {"url": None})
     assert gone.status_code == 200 and gone.json()["url"] is None
+
+
+def secrets_file(services: Services) -> Path:
+    return services.settings.paths.state_dir / "auth" / "webhooks.json"
+
+
+def graph_text(services: Services) -> str:
+    """Everything query_graph (the assistant's read-only Cypher) shows of the task node and of every node."""
+    task = services.operations.query_graph(
+        QueryGraphRequest(cypher="MATCH (t:Task {id: $id}) RETURN properties(t) AS p", params={"id": TASK})
+    )
+    every = services.operations.query_graph(
+        QueryGraphRequest(cypher="MATCH (n) RETURN properties(n) AS p", options=QueryGraphOptions(row_limit=1000))
+    )
+    assert task.row_count == 1 and not every.truncated
+    return json.dumps([task.rows, every.rows], default=str)
+
+
+def task_node(services: Services) -> dict[str, Any]:
+    records, _, _ = services.store.driver.execute_query(
+        "MATCH (t:Task {id: $id}) RETURN properties(t) AS p", {"id": TASK}, database_=services.store.database
+    )
+    return dict(records[0]["p"])
+
+
+def test_the_secret_is_kept_out_of_the_graph_and_goes_with_the_task(hooked: Services, receiver: Receiver) -> None:
+    seed_task(hooked, TASK, ["the treatment lowers blood pressure"])
+    setting = hooked.operations.set_task_webhook(SetWebhookRequest(task_id=TASK, url=receiver.url))
+    secret = setting.secret
+    assert secret is not None and setting.secret_fingerprint == fingerprint(secret)
+    # the graph: the URL and the fingerprint, never the secret, for the assistant's query door as for anyone
+    text = graph_text(hooked)
+    assert secret not in text and receiver.url in text and fingerprint(secret) in text
+    node = task_node(hooked)
+    assert node["webhook_secret_fingerprint"] == fingerprint(secret) and "webhook_secret" not in node
+    assert secret not in json.dumps(node, default=str)
+    # the state folder: an owner-only file
+    path = secrets_file(hooked)
+    assert json.loads(path.read_text()) == {TASK: secret}
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    # the delivery signs with it
+    hooked.timeline.record_run(TASK, "ingest")
+    (post,) = receiver.wait(1)
+    assert post["headers"]["x-lyra-signature"] == (
+        "sha256=" + hmac.new(secret.encode(), post["body"], hashlib.sha256).hexdigest()
+    )
+    # a rotation names the new secret in the graph; the old one is gone from the file
+    rotated = hooked.operations.set_task_webhook(SetWebhookRequest(task_id=TASK, url=receiver.url, rotate_secret=True))
+    assert rotated.secret and rotated.secret_fingerprint == fingerprint(rotated.secret) != fingerprint(secret)
+    assert json.loads(path.read_text()) == {TASK: rotated.secret}
+    assert rotated.secret not in graph_text(hooked)
+    # the task's clean-up (stop_task with cleanup) forgets it
+    hooked.operations.stop_task(StopTaskRequest(task_id=TASK, cleanup="soft"))
+    assert json.loads(path.read_text()) == {}
+
+
+def test_a_removed_webhook_forgets_its_secret(hooked: Services, receiver: Receiver) -> None:
+    seed_task(hooked, TASK, ["the treatment lowers blood pressure"])
+    hooked.operations.set_task_webhook(SetWebhookRequest(task_id=TASK, url=receiver.url))
+    removed = hooked.operations.set_task_webhook(SetWebhookRequest(task_id=TASK, url=None))
+    assert removed.url is None and removed.secret_fingerprint is None
+    assert json.loads(secrets_file(hooked).read_text()) == {}
+    assert "webhook_secret_fingerprint" not in task_node(hooked)
+
+
+def test_a_secret_an_older_version_kept_on_the_task_moves_to_the_file_on_first_use(
+    hooked: Services, receiver: Receiver
+) -> None:
+    seed_task(hooked, TASK, ["the treatment lowers blood pressure"])
+    legacy = "an-old-secret-kept-on-the-task-node-by-an-older-lyra"
+    hooked.store.driver.execute_query(  # what set_task_webhook of an older version wrote
+        "MATCH (t:Task {id: $id}) SET t.webhook_url = $url, t.webhook_secret = $secret, t.webhook_set_at = datetime()",
+        {"id": TASK, "url": receiver.url, "secret": legacy},
+        database_=hooked.store.database,
+    )
+    assert legacy in graph_text(hooked)
+    run_id, moved = hooked.timeline.record_run(TASK, "ingest")
+    assert moved == 1
+    (post,) = receiver.wait(1)
+    assert post["headers"]["x-lyra-signature"] == (
+        "sha256=" + hmac.new(legacy.encode(), post["body"], hashlib.sha256).hexdigest()
+    )
+    assert run_state(hooked, run_id)["status"] == "delivered"
+    node = task_node(hooked)
+    assert "webhook_secret" not in node and node["webhook_secret_fingerprint"] == fingerprint(legacy)
+    assert legacy not in graph_text(hooked)
+    assert json.loads(secrets_file(hooked).read_text()) == {TASK: legacy}
+    # setting the same URL again keeps the migrated secret (shown never again)
+    again = hooked.operations.set_task_webhook(SetWebhookRequest(task_id=TASK, url=receiver.url))
+    assert again.secret is None and again.secret_fingerprint == fingerprint(legacy)
+
+
+def test_an_old_node_secret_is_migrated_by_setting_the_webhook_too(hooked: Services, receiver: Receiver) -> None:
+    seed_task(hooked, TASK, ["the treatment lowers blood pressure"])
+    legacy = "another-old-secret-on-the-task-node"
+    hooked.store.driver.execute_query(
+        "MATCH (t:Task {id: $id}) SET t.webhook_url = $url, t.webhook_secret = $secret",
+        {"id": TASK, "url": receiver.url, "secret": legacy},
+        database_=hooked.store.database,
+    )
+    kept = hooked.operations.set_task_webhook(SetWebhookRequest(task_id=TASK, url=receiver.url))
+    assert kept.secret is None and kept.secret_fingerprint == fingerprint(legacy)
+    assert "webhook_secret" not in task_node(hooked)
+    assert json.loads(secrets_file(hooked).read_text()) == {TASK: legacy}
+
+
+def test_a_secret_this_state_folder_does_not_hold_is_not_replaced_when_signing(
+    hooked: Services, receiver: Receiver
+) -> None:
+    seed_task(hooked, TASK, ["the treatment lowers blood pressure"])
+    setting = hooked.operations.set_task_webhook(SetWebhookRequest(task_id=TASK, url=receiver.url))
+    assert setting.secret is not None
+    secrets_file(hooked).write_text(json.dumps({TASK: "a-secret-from-elsewhere"}))  # not the one the graph names
+    run_id, _ = hooked.timeline.record_run(TASK, "ingest")
+    state = run_state(hooked, run_id)
+    assert state["status"] == "failed" and state["attempts"] == 0
+    assert "no signing secret" in state["error"] and fingerprint(setting.secret) in state["error"]
+    time.sleep(0.5)
+    assert receiver.posts == []
+    # setting the webhook again here makes a new secret (shown once), which signs from then on
+    renewed = hooked.operations.set_task_webhook(SetWebhookRequest(task_id=TASK, url=receiver.url))
+    assert renewed.secret and renewed.secret != setting.secret
+    hooked.operations.add_claims(AddClaimsRequest(task_id=TASK, claims=["the treatment lowers heart rate"]))
+    hooked.timeline.record_run(TASK, "ingest")
+    (post,) = receiver.wait(1)
+    assert post["headers"]["x-lyra-signature"] == (
+        "sha256=" + hmac.new(renewed.secret.encode(), post["body"], hashlib.sha256).hexdigest()
+    )

@@ -1,13 +1,16 @@
-"""Webhook signing and the freshness summary, without Neo4j or a network."""
+"""Webhook signing, the secrets file and the freshness summary, without Neo4j or a network."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import json
+import stat
+from pathlib import Path
 
 from lyra.models.refresh import PageCheck
 from lyra.services.freshness import _summary
-from lyra.services.webhooks import signature
+from lyra.services.webhooks import WebhookSecrets, fingerprint, signature
 
 
 def test_the_signature_is_the_hex_hmac_sha256_of_the_raw_body() -> None:
@@ -38,3 +41,18 @@ def test_the_recheck_summary_counts_each_result() -> None:
     assert (summary.checked, summary.unchanged, summary.not_modified, summary.same_hash) == (7, 3, 2, 1)
     assert (summary.changed, summary.first_check, summary.failed, summary.requeued) == (2, 1, 1, 1)
     assert _summary([]).checked == 0
+
+
+def test_webhook_secrets_live_in_an_owner_only_file_and_the_graph_gets_a_fingerprint(tmp_path: Path) -> None:
+    store = WebhookSecrets(tmp_path / "auth" / "webhooks.json")
+    assert store.get("task_a") is None and store.drop_task("task_a") == 0
+    store.put("task_a", "s3cret-a")
+    store.put("task_b", "s3cret-b")
+    assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(store.path.parent.stat().st_mode) == 0o700
+    assert WebhookSecrets(store.path).get("task_a") == "s3cret-a"  # another process's view
+    store.put("task_a", "rotated")
+    assert json.loads(store.path.read_text()) == {"task_a": "rotated", "task_b": "s3cret-b"}
+    assert store.drop_task("task_a") == 1 and store.get("task_a") is None and store.get("task_b") == "s3cret-b"
+    assert fingerprint("s3cret-b") == hashlib.sha256(b"s3cret-b").hexdigest()[:8]
+    assert fingerprint("s3cret-b") != fingerprint("s3cret-a") and "s3cret" not in fingerprint("s3cret-b")

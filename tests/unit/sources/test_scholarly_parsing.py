@@ -103,6 +103,20 @@ def test_response_cache_serves_until_the_ttl_then_forgets(tmp_path: Path, monkey
     cache.close()
 
 
+def test_a_write_only_response_cache_answers_nothing_and_keeps_every_fresh_answer(tmp_path: Path) -> None:
+    """A refresh's re-check reads fresh and refreshes the cache, so the re-read job reads what the check saw."""
+    path = tmp_path / "c.sqlite"
+    key = ResponseCache.key("openalex", "GET", "http://x/works/W1", {}, None)
+    reader = ResponseCache(path, ttl_seconds=60)
+    reader.put(key, 200, '{"abstract": "old"}')
+    checker = ResponseCache(path, ttl_seconds=60, read=False)
+    assert checker.get(key) is None
+    checker.put(key, 200, '{"abstract": "new"}')
+    assert reader.get(key) == (200, '{"abstract": "new"}')
+    checker.close()
+    reader.close()
+
+
 def test_request_budget_refuses_the_request_past_the_limit() -> None:
     budget = RequestBudget(2)
     budget.take("semantic_scholar")
