@@ -1,9 +1,9 @@
 """Rationale recall@k of the stance judge's sentence selectors (docs/evaluation/stance-variants.md).
 
-Fits the rationale selector exactly as `lyra train stance --sentence-selector rationale` does (on the decided pairs
-of the network's training folds, claim folds 2-4, of the given training files), then measures on pairs it never saw
-how many of their rationale sentences the top k sentences hold, for the plain cosine selector and for the fitted one:
-claim fold 0 of each training file (the held-out fold) and each --heldout file whole.
+Fits the rationale selector exactly as `lyra train stance --sentence-selector rationale` does (on the pairs with
+rationale sentences in the network's training folds, claim folds 2-4, of the given training files), then measures
+on pairs it never saw how many of their rationale sentences the top k sentences hold, for the plain cosine selector
+and for the fitted one: claim fold 0 of each training file (the held-out fold) and Check-COVID dev whole.
 
     python scripts/selector_recall.py --data DIR [--k 3] [--json]
 
@@ -29,7 +29,7 @@ MEASURED = {"SF fold 0": ("scifact_train.jsonl", True), "CC fold 0": ("check_cov
 MEASURED["CC dev"] = ("check_covid_dev.jsonl", False)
 
 
-def _decided(pairs: list[LabelledPair]) -> list[LabelledPair]:
+def _with_rationale(pairs: list[LabelledPair]) -> list[LabelledPair]:
     return [p for p in pairs if p.rationale and p.sentences]
 
 
@@ -42,9 +42,12 @@ def main() -> None:
     args = parser.parse_args()
     embed = SentenceTransformerEmbedder(BUILTIN_MINILM, threads=args.threads).embed
     started = time.perf_counter()
-    fit_pairs = [p for f in TRAINING for p in _decided(load_pairs(args.data / f)) if role_of(p) == "network"]
+    fit_pairs = [p for f in TRAINING for p in _with_rationale(load_pairs(args.data / f)) if role_of(p) == "network"]
     selector = fit_selector([(p.hypothesis, p.sentences, p.rationale) for p in fit_pairs], embed)
-    print(f"fitted on {len(fit_pairs)} decided pairs in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    print(
+        f"fitted on {len(fit_pairs)} pairs with rationale sentences in {time.perf_counter() - started:.0f} s",
+        file=sys.stderr,
+    )
     report: dict[str, object] = {
         "fit_pairs": len(fit_pairs),
         "weights": dict(zip(selector.feature_names, selector.weights.round(3).tolist(), strict=True)),
@@ -54,7 +57,7 @@ def main() -> None:
         "| --- | --- | --- | --- |",
     ]
     for name, (file, heldout) in MEASURED.items():
-        pairs = _decided(load_pairs(args.data / file))
+        pairs = _with_rationale(load_pairs(args.data / file))
         pairs = [p for p in pairs if claim_fold(p.hypothesis) == HELD_OUT_FOLD] if heldout else pairs
         passages = [(p.hypothesis, p.sentences) for p in pairs]
         gold = [p.rationale for p in pairs]

@@ -6,8 +6,9 @@ docs/evaluation/stance-variants.md):
 * ``cosine`` (the default): the k sentences closest to the claim by MiniLM embedding cosine.
 * ``rationale``: a binary logistic regression over a few cheap features of each (claim, sentence) — the embedding
   cosine and its gap to and rank among the passage's best, the claim's content words the sentence repeats, numbers,
-  result wording, the sentence's position and length — fitted on the rationale sentences (``rationale_idx``) of
-  the decided pairs in the network's training folds only (never the calibration or held-out folds). It ranks the
+  result wording, the sentence's position and length — fitted on the rationale sentences (``rationale_idx``) of the
+  pairs in the network's training folds only (never the calibration or held-out folds): those of the decided pairs,
+  and of Check-COVID's NEI pairs, which mark the sentences that bear on the claim without deciding it. It ranks the
   sentences; the k best are read. It does not read the stance network's own probabilities: that would make the
   network read every sentence to choose the few it reads.
 

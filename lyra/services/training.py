@@ -209,8 +209,8 @@ def sentence_selector_entry(
     output: Path, network_pairs: Sequence[LabelledPair], config: TrainingConfig, embed: Embed | None
 ) -> dict[str, Any]:
     """The manifest entry of the sentence selector ``config`` names; the rationale selector is fitted here on the
-    rationale sentences of the network folds' decided pairs (never the calibration or held-out folds) and written
-    into ``output`` with its sha256."""
+    rationale sentences of the network folds' pairs that have them (never the calibration or held-out folds) and
+    written into ``output`` with its sha256."""
     if config.sentence_selector == "cosine" or embed is None:
         return {"kind": "cosine"}
     passages = [(p.hypothesis, p.sentences, p.rationale) for p in network_pairs if p.rationale and p.sentences]
@@ -219,7 +219,7 @@ def sentence_selector_entry(
             "sentence_selector", "no pair of the network folds has rationale sentences to fit it on"
         )
     selector = fit_selector(passages, embed)
-    note = f"fitted on the rationale sentences of {len(passages)} decided pairs of the network folds (claim folds 2-4)"
+    note = f"fitted on the rationale sentences of {len(passages)} pairs of the network folds (claim folds 2-4)"
     return selector.write(output, note)
 
 

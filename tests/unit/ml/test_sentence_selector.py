@@ -64,7 +64,7 @@ def test_the_rationale_selector_learns_what_cosine_misses_and_recall_counts_it()
     assert fitted == {"pairs": 20.0, "sentences": 1.0, "all": 1.0, "any": 1.0}
 
 
-def test_recall_counts_sentences_whole_rationales_and_any_hit_over_decided_pairs_only() -> None:
+def test_recall_counts_sentences_whole_rationales_and_any_hit_over_pairs_that_have_them() -> None:
     recall = rationale_recall([[0, 1], [2, 3], [0], [4]], [[1, 2], [2], [], [0]])
     # pairs 1, 2 and 4 have rationales: 1 + 1 + 0 of 4 sentences; one wholly covered; two with a hit
     assert recall == {"pairs": 3.0, "sentences": 0.5, "all": 1 / 3, "any": 2 / 3}
@@ -150,7 +150,7 @@ def test_training_fits_the_selector_on_the_network_folds_and_refuses_bad_choices
         )
     config = TrainingConfig(top_k_sentences=2, sentence_selector="rationale")
     entry = sentence_selector_entry(tmp_path, pairs, config, _fake_embed)
-    assert entry["kind"] == "rationale" and "20 decided pairs" in entry["note"]
+    assert entry["kind"] == "rationale" and "20 pairs" in entry["note"]
     assert read_selector(tmp_path, entry) is not None
     assert sentence_selector_entry(tmp_path, pairs, TrainingConfig(top_k_sentences=2), _fake_embed) == {
         "kind": "cosine"
