@@ -167,7 +167,8 @@ def test_an_artifact_with_a_rationale_selector_reads_the_sentences_it_chooses_an
     changed selector file is refused at load."""
     from lyra.core.text import split_sentences
     from lyra.ml.embedder import BUILTIN_MINILM, SentenceTransformerEmbedder
-    from lyra.ml.sentence_selector import SELECTOR_FILE, fit_selector, select
+    from lyra.ml.evaluation import LabelledPair
+    from lyra.ml.sentence_selector import SELECTOR_FILE, RationaleSelector, fit_selector, select
 
     embed = SentenceTransformerEmbedder(BUILTIN_MINILM, threads=2).embed
     pairs = load_pairs(DATA / "stance_scifact_train_30.jsonl")
@@ -178,13 +179,17 @@ def test_an_artifact_with_a_rationale_selector_reads_the_sentences_it_chooses_an
     manifest.update(top_k_sentences=3, sentence_selector=selector.write(copy, "integration test"))
     (copy / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
     judge = TrainedStanceJudge(copy, stance_base_path(trained_settings()), threads=2, embed=embed)
-    long = [p for p in pairs if len(split_sentences(p.premise)) > 3][:3]
-    assert len(long) == 3
+
+    def chosen(pair: LabelledPair, chooser: RationaleSelector | None) -> list[int]:
+        return select([(pair.hypothesis, split_sentences(pair.premise))], 3, embed, chooser)[0]
+
+    # pairs where the selector and the plain cosine choose differently, so that the test tells the two apart
+    long = [p for p in pairs if chosen(p, selector) != chosen(p, None)][:3]
+    assert long
     read = judge.sentence_probabilities([(p.premise, p.hypothesis) for p in long])
     for pair, (sentences, probs) in zip(long, read, strict=True):
         split = split_sentences(pair.premise)
-        (chosen,) = select([(pair.hypothesis, split)], 3, embed, selector)
-        assert sentences == [split[i] for i in chosen] and probs.shape == (3, 3)
+        assert sentences == [split[i] for i in chosen(pair, selector)] and probs.shape == (3, 3)
     assert all(r.label in LABELS for r in judge.judge([(p.premise, p.hypothesis) for p in long]))
     (copy / SELECTOR_FILE).write_text((copy / SELECTOR_FILE).read_text(encoding="utf-8") + " ", encoding="utf-8")
     with pytest.raises(ConfigError, match="refusing to load"):
