@@ -4,7 +4,8 @@ The cascade (`LYRA_STANCE_LLM_THRESHOLD`) keeps the network-only verdict of a pa
 threshold and puts only the other pairs to the LLM. This script judges the selection sets once with the network-only
 judge (the shipped artifact's plain combiner, the one the cascade reads), caches each pair's probabilities in a JSON
 file, and for each threshold prints the share of pairs that would reach the LLM and how good the network's own
-verdicts are on the pairs it keeps (accuracy, macro-F1). The LLM's verdicts on the rest are not in the cache: the
+verdicts are on the pairs it keeps (accuracy, macro-F1), then how its confidence spreads and how well it separates
+right verdicts from wrong ones (AUROC). The LLM's verdicts on the rest are not in the cache: the
 table bounds the cascade's network half, not its whole.
 
     python scripts/cascade_sweep.py --data DIR --cache FILE [--model-dir DIR]
@@ -98,6 +99,38 @@ def sweep(cached: dict[str, list[dict[str, object]]]) -> list[str]:
     return lines
 
 
+def auroc(right: list[float], wrong: list[float]) -> float:
+    """The chance that a right verdict's confidence is above a wrong one's (ties count half): 0.5 is no separation."""
+    if not right or not wrong:
+        return float("nan")
+    r, w = np.asarray(right)[:, None], np.asarray(wrong)[None, :]
+    return float(((r > w).sum() + 0.5 * (r == w).sum()) / (r.size * w.size))
+
+
+def spread(cached: dict[str, list[dict[str, object]]]) -> list[str]:
+    """How the network's confidence spreads and whether it separates its right verdicts from its wrong ones."""
+    head = ["set", "pairs", "confidence min–max", "median", "90th pct", "mean right / wrong", "AUROC right vs wrong"]
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    everything = [row for rows in cached.values() for row in rows]
+    for name, rows in [*cached.items(), ("all", everything)]:
+        probs = [dict(r["probs"]) for r in rows]  # type: ignore[call-overload]
+        confidence = np.asarray([max(p.values()) for p in probs])
+        right = [max(p, key=p.__getitem__) == r["gold"] for p, r in zip(probs, rows, strict=True)]
+        good = [float(c) for c, ok in zip(confidence, right, strict=True) if ok]
+        bad = [float(c) for c, ok in zip(confidence, right, strict=True) if not ok]
+        cells = [
+            name,
+            str(len(rows)),
+            f"{confidence.min():.2f}–{confidence.max():.2f}",
+            f"{np.median(confidence):.2f}",
+            f"{np.percentile(confidence, 90):.2f}",
+            f"{np.mean(good):.3f} / {np.mean(bad):.3f}",
+            f"{auroc(good, bad):.3f}",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, required=True, help="folder of the three selection files")
@@ -110,6 +143,8 @@ def main() -> None:
         cached = network_probabilities(args.data, args.model_dir)
         args.cache.write_text(json.dumps(cached), encoding="utf-8")
     print("\n".join(sweep(cached)))
+    print()
+    print("\n".join(spread(cached)))
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from lyra.cli.common import err, experiment_from_env, handle_errors, out, settin
 # tests/unit/cli/test_cli_startup.py checks them against lyra.services.training and lyra.ml.stance_judge.
 DEFAULT_LLM_FEATURES = "yes-no+verdict-logits"
 LLM_FEATURE_SETS = ("yes-no", "yes-no+verdict", "yes-no+verdict-logits", "verdict-logits-only")
+SENTENCE_SELECTORS = ("cosine", "rationale")
 
 train_app = typer.Typer(help="Train the shipped models from labelled data.", no_args_is_help=True)
 
@@ -67,7 +68,13 @@ def train_stance_command(
     ),
     fever_epochs: int = typer.Option(1, min=1, max=10),
     top_k_sentences: int = typer.Option(
-        0, min=0, help="the judge reads only the k sentences closest to the claim (0: every sentence)"
+        0, min=0, help="the judge reads only k sentences of a passage, see --sentence-selector (0: every sentence)"
+    ),
+    sentence_selector: str = typer.Option(
+        "cosine",
+        "--sentence-selector",
+        help="how the top k sentences are chosen: cosine (embedding cosine to the claim) or rationale (a selector "
+        "fitted on the training folds' rationale sentences)",
     ),
     max_rows: int = typer.Option(0, min=0, help="train on a seeded sample of this many rows (0: all)"),
     fever_file: Path = typer.Option(Path("../shared/training/fever_rte_dev.jsonl"), "--fever-file"),
@@ -89,6 +96,7 @@ def train_stance_command(
         fever_pairs=fever_pairs,
         fever_epochs=fever_epochs,
         top_k_sentences=top_k_sentences,
+        sentence_selector=sentence_selector,
         max_rows=max_rows,
     )
     columns = (

@@ -33,6 +33,7 @@ from lyra.core.text import split_sentences
 from lyra.ml.learned_rules import STANCE_TRAINED, RuleSource, no_rules
 from lyra.ml.nli import LLMStanceJudge
 from lyra.ml.protocols import LABELS, NLIResult
+from lyra.ml.sentence_selector import read_selector, select
 from lyra.ml.stance_features import StanceCombiner, claim_is_negative, direction_cues, null_finding_score
 from lyra.ml.stance_training import PAIR_FEATURES, pair_features
 from lyra.ml.weights import sha256_file
@@ -351,8 +352,10 @@ class TrainedStanceJudge:
         self._threads = threads
         self._batch_size = batch_size
         self._max_length = int(self.artifact.manifest["max_length"])
-        # 0: the network reads every sentence of a passage; k: only the k closest to the claim by embedding cosine
+        # 0: the network reads every sentence of a passage; k: only k of them, chosen by the artifact's sentence
+        # selector (lyra.ml.sentence_selector: embedding cosine, or a fitted rationale selector, hash-checked here)
         self._top_k = int(self.artifact.manifest.get("top_k_sentences", 0) or 0)
+        self._selector = read_selector(folder, self.artifact.manifest.get("sentence_selector"))
         if self._top_k and embed is None:
             raise ConfigError(
                 f"the stance artifact in {folder} reads the top {self._top_k} sentences: it needs an embedder"
@@ -432,20 +435,11 @@ class TrainedStanceJudge:
         return out
 
     def _closest(self, split: list[list[str]], claims: list[str]) -> list[list[str]]:
-        """Each passage's ``top_k`` sentences closest to its claim (embedding cosine; in their original order),
-        embedded in one batch."""
+        """Each passage's ``top_k`` sentences chosen by the artifact's selector (the closest to its claim by embedding
+        cosine, or the fitted rationale selector's best; in their original order), embedded in one batch."""
         assert self._embed is not None
-        long = [i for i, sentences in enumerate(split) if len(sentences) > self._top_k]
-        if not long:
-            return split
-        texts = list(dict.fromkeys([*(claims[i] for i in long), *(s for i in long for s in split[i])]))
-        vectors = dict(zip(texts, np.asarray(self._embed(texts), dtype=float), strict=True))
-        out = list(split)
-        for i in long:
-            sims = np.asarray([vectors[s] @ vectors[claims[i]] for s in split[i]])
-            keep = sorted(np.argsort(-sims)[: self._top_k].tolist())
-            out[i] = [split[i][j] for j in keep]
-        return out
+        chosen = select(list(zip(claims, split, strict=True)), self._top_k, self._embed, self._selector)
+        return [[sentences[j] for j in keep] for sentences, keep in zip(split, chosen, strict=True)]
 
     def _views(self, pairs: Sequence[tuple[str, str]]) -> list[_PairView]:
         """The network's view of each pair (all sentences of all pairs in one batched pass): pair and cue

@@ -59,7 +59,8 @@ class TrainingConfig:
     combiner_balanced: bool = True  # the combiners' fitting rows weighted so each label weighs the same
     fever_pairs: int = 0  # FEVER pairs in the first (two-way, auxiliary head) stage; 0: no such stage
     fever_epochs: int = 1
-    top_k_sentences: int = 0  # the judge reads only the k sentences closest to the claim (0: all of them)
+    top_k_sentences: int = 0  # the judge reads only k sentences of a passage (0: all of them) ...
+    sentence_selector: str = "cosine"  # ... chosen by: lyra.ml.sentence_selector.SELECTORS
     max_rows: int = 0  # a seeded sample of this many training rows (0: all; a CPU-time bound for large encoders)
 
     def as_dict(self) -> dict[str, object]:

@@ -24,6 +24,7 @@ from lyra.core.settings import ExperimentSettings, Settings
 from lyra.ml.evaluation import LabelledPair, load_pairs
 from lyra.ml.factory import Models, stance_base_path
 from lyra.ml.nli import LLMStanceJudge
+from lyra.ml.sentence_selector import SELECTORS, Embed, fit_selector
 from lyra.ml.stance_features import StanceCombiner
 from lyra.ml.stance_judge import (
     EXAMPLE_WEIGHT,
@@ -204,6 +205,24 @@ def train_stance_judge(
     )
 
 
+def sentence_selector_entry(
+    output: Path, network_pairs: Sequence[LabelledPair], config: TrainingConfig, embed: Embed | None
+) -> dict[str, Any]:
+    """The manifest entry of the sentence selector ``config`` names; the rationale selector is fitted here on the
+    rationale sentences of the network folds' pairs that have them (never the calibration or held-out folds) and
+    written into ``output`` with its sha256."""
+    if config.sentence_selector == "cosine" or embed is None:
+        return {"kind": "cosine"}
+    passages = [(p.hypothesis, p.sentences, p.rationale) for p in network_pairs if p.rationale and p.sentences]
+    if not passages:
+        raise InvalidInputError(
+            "sentence_selector", "no pair of the network folds has rationale sentences to fit it on"
+        )
+    selector = fit_selector(passages, embed)
+    note = f"fitted on the rationale sentences of {len(passages)} pairs of the network folds (claim folds 2-4)"
+    return selector.write(output, note)
+
+
 def train_stance(
     files: Sequence[Path],
     output: Path,
@@ -234,6 +253,14 @@ def train_stance(
     if llm_features not in LLM_FEATURE_SETS:
         raise InvalidInputError(
             "llm_features", f"unknown feature set {llm_features!r}; use one of {sorted(LLM_FEATURE_SETS)}"
+        )
+    if config.sentence_selector not in SELECTORS:
+        raise InvalidInputError(
+            "sentence_selector", f"unknown selector {config.sentence_selector!r}; use one of {list(SELECTORS)}"
+        )
+    if config.sentence_selector == "rationale" and not config.top_k_sentences:
+        raise InvalidInputError(
+            "sentence_selector", "the rationale selector chooses the top k sentences: give top_k_sentences >= 1"
         )
     if threads:
         torch.set_num_threads(threads)
@@ -301,13 +328,14 @@ def train_stance(
     l2 = f"L2 {config.combiner_l2}" + (", labels balanced" if config.combiner_balanced else "")
     note = f"fitted on {len(labels)} pairs: the calibration fold (claim fold 1) of {sources}; {l2}"
     manifest["top_k_sentences"] = config.top_k_sentences
-    (output / MANIFEST).write_text(json.dumps({**manifest, "combiner": {}}, indent=2) + "\n", encoding="utf-8")
     embed = None
     if config.top_k_sentences:
         from lyra.ml.embedder import BUILTIN_MINILM, SentenceTransformerEmbedder
 
         embedder = SentenceTransformerEmbedder(BUILTIN_MINILM, threads=threads or 2)
         embed = embedder.embed
+    manifest["sentence_selector"] = sentence_selector_entry(output, roles["network"], config, embed)
+    (output / MANIFEST).write_text(json.dumps({**manifest, "combiner": {}}, indent=2) + "\n", encoding="utf-8")
     judge = TrainedStanceJudge(output, base, threads=threads, fitting=True, embed=embed)
     xs = pair_feature_rows(judge, [*calibration, *extra], "combiner", tick)
     manifest["combiner"] = StanceCombiner.fit(

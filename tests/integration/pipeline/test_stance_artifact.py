@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from lyra.core.errors import ConfigError
@@ -74,21 +75,37 @@ def test_a_tampered_artifact_or_a_different_base_is_refused(tmp_path: Path) -> N
         TrainedStanceJudge(tmp_path / "empty", stance_base_path(trained_settings()))
 
 
-def test_eval_nli_on_a_slice_of_real_held_out_pairs_reports_every_figure() -> None:
+def test_eval_nli_on_a_slice_of_real_held_out_pairs_reports_figures_computed_from_its_verdicts() -> None:
+    """`lyra eval nli --judge trained` on the 30-pair Check-COVID dev slice: the JSON's shape, its confusion matrix
+    equal to the one the same judge's verdicts give in this process, and every figure consistent with it."""
+    slice_file = DATA / "stance_check_covid_dev_30.jsonl"
     command = [
-        sys.executable, "-m", "lyra", "eval", "nli",
-        "--set", str(DATA / "stance_check_covid_dev_30.jsonl"), "--json",
+        sys.executable, "-m", "lyra", "eval", "nli", "--judge", "trained", "--set", str(slice_file), "--json",
     ]  # fmt: skip
-    env = {**os.environ, "LYRA_NLI_BACKEND": "trained", "LYRA_STANCE_USE_LLM": "false"}
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env, cwd=ROOT, check=False)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=os.environ, cwd=ROOT, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads(done.stdout)
     assert report["pairs"] == 30 and report["judge"].startswith("stance-minilm:")
-    assert sum(map(sum, report["confusion"])) == 30
-    for key in ("accuracy", "macro_f1", "brier", "ece", "swap_rate"):
+    assert set(report["per_class"]) == set(LABELS) and report["pairs_per_second"] > 0.0
+    for key in ("accuracy", "macro_f1", "brier", "ece", "swap_rate", "mean_confidence_right"):
         assert 0.0 <= report[key] <= 2.0, key
-    assert report["pairs_per_second"] > 0.0
-    assert set(report["per_class"]) == {"entailment", "contradiction", "neutral"}
+    # the verdicts, judged here by the same network-only judge in the same batches (rows: gold, columns: verdict)
+    pairs = load_pairs(slice_file)
+    here = evaluate(Models(trained_settings()).nli, pairs)
+    confusion = np.asarray(report["confusion"])
+    assert confusion.tolist() == here.confusion and confusion.sum() == 30
+    assert confusion.sum(axis=1).tolist() == [sum(p.label == label for p in pairs) for label in LABELS]
+    assert report["accuracy"] == pytest.approx(np.trace(confusion) / 30)
+    f1 = []
+    for i, label in enumerate(LABELS):
+        precision = confusion[i, i] / max(1, confusion[:, i].sum())
+        recall = confusion[i, i] / confusion[i, :].sum()
+        assert report["per_class"][label]["recall"] == pytest.approx(recall)
+        f1.append(2 * precision * recall / (precision + recall) if precision + recall else 0.0)
+    assert report["macro_f1"] == pytest.approx(np.mean(f1))
+    swaps = confusion[0, 1] + confusion[1, 0]
+    assert report["swap_rate"] == pytest.approx(swaps / confusion[:2, :].sum())
+    assert report["brier"] == pytest.approx(here.brier, abs=1e-6) and report["ece"] == pytest.approx(here.ece, abs=1e-6)
 
 
 def test_the_default_judge_reads_a_finding_a_null_finding_and_an_off_topic_passage() -> None:
@@ -140,3 +157,40 @@ def test_lyra_train_stance_examples_refits_a_copy_with_reviewer_examples(tmp_pat
     tampered = StanceArtifact.read(out)
     with pytest.raises(ConfigError, match="does not match the sha256"):
         load_fit_rows(tampered)
+
+
+def test_an_artifact_with_a_rationale_selector_reads_the_sentences_it_chooses_and_checks_its_hash(
+    tmp_path: Path,
+) -> None:
+    """The shipped network with a rationale selector fitted (real MiniLM embeddings) on the rationale sentences of
+    the 30 SciFact training-fold pairs: the judge reads exactly the 3 sentences the selector ranks best, and a
+    changed selector file is refused at load."""
+    from lyra.core.text import split_sentences
+    from lyra.ml.embedder import BUILTIN_MINILM, SentenceTransformerEmbedder
+    from lyra.ml.evaluation import LabelledPair
+    from lyra.ml.sentence_selector import SELECTOR_FILE, RationaleSelector, fit_selector, select
+
+    embed = SentenceTransformerEmbedder(BUILTIN_MINILM, threads=2).embed
+    pairs = load_pairs(DATA / "stance_scifact_train_30.jsonl")
+    selector = fit_selector([(p.hypothesis, p.sentences, p.rationale) for p in pairs], embed)
+    copy = tmp_path / "stance"
+    shutil.copytree(SHIPPED, copy)
+    manifest = json.loads((copy / MANIFEST).read_text(encoding="utf-8"))
+    manifest.update(top_k_sentences=3, sentence_selector=selector.write(copy, "integration test"))
+    (copy / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+    judge = TrainedStanceJudge(copy, stance_base_path(trained_settings()), threads=2, embed=embed)
+
+    def chosen(pair: LabelledPair, chooser: RationaleSelector | None) -> list[int]:
+        return select([(pair.hypothesis, split_sentences(pair.premise))], 3, embed, chooser)[0]
+
+    # pairs where the selector and the plain cosine choose differently, so that the test tells the two apart
+    long = [p for p in pairs if chosen(p, selector) != chosen(p, None)][:3]
+    assert long
+    read = judge.sentence_probabilities([(p.premise, p.hypothesis) for p in long])
+    for pair, (sentences, probs) in zip(long, read, strict=True):
+        split = split_sentences(pair.premise)
+        assert sentences == [split[i] for i in chosen(pair, selector)] and probs.shape == (3, 3)
+    assert all(r.label in LABELS for r in judge.judge([(p.premise, p.hypothesis) for p in long]))
+    (copy / SELECTOR_FILE).write_text((copy / SELECTOR_FILE).read_text(encoding="utf-8") + " ", encoding="utf-8")
+    with pytest.raises(ConfigError, match="refusing to load"):
+        TrainedStanceJudge(copy, stance_base_path(trained_settings()), embed=embed)

@@ -76,11 +76,13 @@ def test_importing_the_command_line_loads_no_heavy_module() -> None:
 
 def test_the_trainer_choices_the_help_names_are_the_trainers_own() -> None:
     from lyra.cli import train
+    from lyra.ml.sentence_selector import SELECTORS
     from lyra.ml.stance_judge import LLM_FEATURE_SETS
     from lyra.services.training import DEFAULT_LLM_FEATURES
 
     assert train.DEFAULT_LLM_FEATURES == DEFAULT_LLM_FEATURES
     assert tuple(LLM_FEATURE_SETS) == train.LLM_FEATURE_SETS
+    assert SELECTORS == train.SENTENCE_SELECTORS
 
 
 def test_ingest_help_names_every_file_type_it_reads() -> None:
