@@ -40,10 +40,10 @@ from lyra.services.research import ResearchExecutor
 from lyra.sources.web import WebFetcher
 from lyra.sources.web.ssrf import system_resolver
 from tests.support.helpers import stateful_site
+from tests.support.passages import CLAIM, DROPPED, KEPT, MARK, assert_sums_exact
 
 pytestmark = pytest.mark.neo4j
 TASK = "fresh_pages"
-CLAIM = "Time-restricted eating improves insulin sensitivity in adults"
 FIRST = """<!doctype html><html><head><title>Fasting trial {name}</title></head><body><article>
 <h1>Time-restricted eating in adults ({name})</h1>
 <p>In a randomized trial of 90 adults, eating within an eight-hour window for twelve weeks improved insulin
@@ -301,21 +301,6 @@ def test_known_pages_are_read_again_only_when_their_source_says_they_changed(wor
     assert sum(1 for t in third.targets if t.status == "rechecked") == 2
 
 
-# more than one passage's worth (chunk_max_chars 900): the first passage is the whole of KEPT, the second the last
-# sentence of KEPT (the windows overlap by one) and DROPPED; without DROPPED the page is the first passage alone
-KEPT = """In a randomized trial of 90 adults, eating within an eight-hour window for twelve weeks improved insulin
-sensitivity compared with usual eating, independently of weight loss. Fasting insulin fell by eleven percent and the
-effect persisted at a follow-up visit three months after the intervention ended. The participants kept to the
-eating window on most days, as recorded by a smartphone application that logged the time of every meal and snack.
-Insulin sensitivity was measured with a hyperinsulinemic euglycemic clamp, the reference method, before and after
-the twelve weeks. Adverse events were rare and mild: some participants reported hunger in the first two weeks, which
-faded as they became used to the schedule. The authors conclude that time-restricted eating improves insulin
-sensitivity in adults."""
-DROPPED = """A second cohort of 40 older adults who ate within an eight-hour window for eight weeks showed no change in
-insulin sensitivity or in fasting glucose compared with a control group eating across the whole day. In that cohort
-the eating window did not change body weight either, and the authors of the second study saw no benefit at all."""
-
-
 def two_passages(*paragraphs: str) -> str:
     body = "".join(f"<p>{p}</p>\n" for p in paragraphs)
     return (
@@ -337,46 +322,14 @@ def edges_of(world: World, path: str) -> dict[str, dict[str, Any]]:
     )
     found: dict[str, dict[str, Any]] = {}
     for record in records:
-        key = "dropped" if "second cohort" in record["text"] else "kept"
+        key = "dropped" if MARK in record["text"] else "kept"
         assert key not in found, record["text"]
         found[key] = record.data()
     return found
 
 
-def stored_and_expected(world: World, claim_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The claim's stored sums, and the same sums added up here from the edges that are neither retracted nor
-    superseded (independently of the statements under test)."""
-    records, _, _ = world.graph.store.driver.execute_query(
-        "MATCH (c:Claim {id: $id}) OPTIONAL MATCH (c)<-[r:SUPPORTS|REFUTES|NEUTRAL]-(:Fragment) "
-        "RETURN c.evidence_support_weight AS sw, c.evidence_refute_weight AS rw, c.evidence_supports AS s, "
-        "c.evidence_refutes AS r, c.evidence_neutrals AS n, "
-        "collect([type(r), coalesce(r.retracted, false) OR coalesce(r.superseded, false), "
-        "CASE WHEN r.edge_human_corrected = true THEN 1.0 ELSE toFloat(r.nli_confidence) END]) AS edges",
-        {"id": claim_id},
-        database_=world.graph.store.database,
-    )
-    row = records[0]
-    counting = [(rel, weight) for rel, out, weight in row["edges"] if rel is not None and not out]
-    expected = {
-        "sw": sum(w for rel, w in counting if rel == "SUPPORTS"),
-        "rw": sum(w for rel, w in counting if rel == "REFUTES"),
-        "s": sum(1 for rel, _ in counting if rel == "SUPPORTS"),
-        "r": sum(1 for rel, _ in counting if rel == "REFUTES"),
-        "n": sum(1 for rel, _ in counting if rel == "NEUTRAL"),
-    }
-    stored = {k: row[k] for k in ("sw", "rw", "s", "r", "n")}
-    return stored, expected
-
-
 def assert_exact(world: World, claim_id: str) -> dict[str, Any]:
-    stored, expected = stored_and_expected(world, claim_id)
-    assert stored["s"] == expected["s"] and stored["r"] == expected["r"] and stored["n"] == expected["n"], stored
-    assert stored["sw"] == pytest.approx(expected["sw"], abs=1e-9) and stored["rw"] == pytest.approx(
-        expected["rw"], abs=1e-9
-    )
-    check = world.graph.operations.rescore_claims(RescoreRequest(task_id=TASK, check=True))
-    assert check.differing == 0 and check.claims >= 1
-    return stored
+    return assert_sums_exact(world.graph, claim_id, TASK)
 
 
 def evidence_item(world: World, claim_id: str, edge_id: str) -> Any:
