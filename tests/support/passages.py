@@ -38,7 +38,7 @@ def edges_of(services: Services, page_id: str, task_id: str) -> dict[str, dict[s
         "MATCH (:Page {id: $page})<-[:EXTRACTED_FROM]-(f:Fragment)-[r:SUPPORTS|REFUTES|NEUTRAL]->"
         "(c:Claim {task_id: $t}) "
         "RETURN f.text AS text, r.id AS id, type(r) AS rel, coalesce(r.superseded, false) AS superseded, "
-        "r.restored_at IS NOT NULL AS restored_at, c.id AS claim_id, "
+        "r.superseded_at IS NOT NULL AS superseded_at, r.restored_at IS NOT NULL AS restored_at, c.id AS claim_id, "
         "CASE WHEN r.edge_human_corrected = true THEN 1.0 ELSE toFloat(r.nli_confidence) END AS weight",
         {"page": page_id, "t": task_id},
         database_=services.store.database,

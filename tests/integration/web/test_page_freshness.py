@@ -40,7 +40,8 @@ from lyra.services.research import ResearchExecutor
 from lyra.sources.web import WebFetcher
 from lyra.sources.web.ssrf import system_resolver
 from tests.support.helpers import stateful_site
-from tests.support.passages import CLAIM, DROPPED, KEPT, MARK, assert_sums_exact
+from tests.support.passages import CLAIM, DROPPED, KEPT, assert_sums_exact
+from tests.support.passages import edges_of as passage_edges
 
 pytestmark = pytest.mark.neo4j
 TASK = "fresh_pages"
@@ -310,22 +311,13 @@ def two_passages(*paragraphs: str) -> str:
 
 
 def edges_of(world: World, path: str) -> dict[str, dict[str, Any]]:
-    """The claim's stance edges from the page's passages, keyed by the passage they judge (KEPT or DROPPED)."""
+    """The claim's stance edges from the page at ``path``, keyed by the passage they judge (KEPT or DROPPED)."""
     records, _, _ = world.graph.store.driver.execute_query(
-        "MATCH (:Page {url: $url})<-[:EXTRACTED_FROM]-(f:Fragment)-[r:SUPPORTS|REFUTES|NEUTRAL]->"
-        "(c:Claim {task_id: $t}) "
-        "RETURN f.text AS text, r.id AS id, type(r) AS rel, coalesce(r.superseded, false) AS superseded, "
-        "r.superseded_at IS NOT NULL AS superseded_at, r.restored_at IS NOT NULL AS restored_at, c.id AS claim_id, "
-        "CASE WHEN r.edge_human_corrected = true THEN 1.0 ELSE toFloat(r.nli_confidence) END AS weight",
-        {"url": world.site.url(path), "t": TASK},
+        "MATCH (p:Page {url: $url}) RETURN p.id AS id",
+        {"url": world.site.url(path)},
         database_=world.graph.store.database,
     )
-    found: dict[str, dict[str, Any]] = {}
-    for record in records:
-        key = "dropped" if MARK in record["text"] else "kept"
-        assert key not in found, record["text"]
-        found[key] = record.data()
-    return found
+    return passage_edges(world.graph, str(records[0]["id"]), TASK)
 
 
 def assert_exact(world: World, claim_id: str) -> dict[str, Any]:
