@@ -91,8 +91,8 @@ class EvidenceRepository:
             written.extend(result)
         by_requested = {r["requested_id"]: r for r in written}
         ids = [by_requested[unique_rows[first_row_for_key[k]]["id"]]["id"] for k in keys]
-        created = sum(1 for r in written if r.get("created", True))
-        return WriteResult(ids=ids, created=created)
+        created_ids = [str(r["id"]) for r in written if r.get("created", True)]
+        return WriteResult(ids=ids, created=len(created_ids), created_ids=created_ids)
 
     def _check_missing(self, query: str, params: dict[str, Any], field: str) -> None:
         rows = self.store.run(query, params)

@@ -171,7 +171,8 @@ class CitationIn(_Strict):
 
 
 class WriteResult(BaseModel):
-    """Ids in input order, and how many were new (re-discovered ones keep their existing id)."""
+    """Ids in input order, and how many were new (re-discovered ones keep their existing id), and which."""
 
     ids: list[str]
     created: int
+    created_ids: list[str] = Field(default_factory=list)

@@ -137,3 +137,4 @@ class IngestReport(BaseModel):
     page_ids: dict[str, str] = Field(default_factory=dict, exclude=True)
     # page id -> the fragments this read found on it (a page read again: the rest left it, decision record 0016)
     page_fragments: dict[str, list[str]] = Field(default_factory=dict, exclude=True)
+    new_page_ids: set[str] = Field(default_factory=set, exclude=True)  # pages this read created (nothing to compare)

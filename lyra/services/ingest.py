@@ -269,7 +269,12 @@ class IngestService:
         report.documents = len(documents)
         fragment_ids = self._write_documents(documents, report, timer, tick, task_id)
         # a page read before and read again, by any path: what left it stops counting (decision record 0016)
-        texts = {report.page_ids[doc.url]: doc.text for doc in documents if doc.url in report.page_ids}
+        # (a page this read created carries only what it found: not asked)
+        texts = {
+            page_id: doc.text
+            for doc in documents
+            if (page_id := report.page_ids.get(doc.url)) is not None and page_id not in report.new_page_ids
+        }
         report.passages = compare_versions(self.store, texts, report.page_fragments)
         if extract_claims and fragment_ids:
             report.extracted_claims = self._extract_claims(task_id, fragment_ids, report, timer)
@@ -366,6 +371,7 @@ class IngestService:
         if not kept:
             return []
         written = self.evidence.upsert_pages(page_rows)
+        report.new_page_ids.update(written.created_ids)
         report.pages_new += written.created
         report.pages_existing += len(set(written.ids)) - written.created
         # the task read these pages: its evidence is credited to them, never to another task's copy of a passage
