@@ -77,6 +77,12 @@ def train_stance_command(
         "fitted on the training folds' rationale sentences)",
     ),
     max_rows: int = typer.Option(0, min=0, help="train on a seeded sample of this many rows (0: all)"),
+    cache_frozen_layers: bool = typer.Option(
+        False,
+        "--cache-frozen-layers",
+        help="run the frozen lower layers once per input and train only the top layers on their stored output "
+        "(much faster for a large encoder; no dropout below the trained layers)",
+    ),
     fever_file: Path = typer.Option(Path("../shared/training/fever_rte_dev.jsonl"), "--fever-file"),
 ) -> None:
     """Train the sentence-level stance network (claim folds 2-4) and fit its calibrated combiner (fold 1);
@@ -98,6 +104,7 @@ def train_stance_command(
         top_k_sentences=top_k_sentences,
         sentence_selector=sentence_selector,
         max_rows=max_rows,
+        cache_frozen=cache_frozen_layers,
     )
     columns = (
         TextColumn("{task.description}"),

@@ -44,6 +44,7 @@ class StanceNet(nn.Module):
         hidden = int(self.encoder.config.hidden_size)
         self.dropout = nn.Dropout(dropout)
         self.head = nn.Linear(hidden, 3)
+        self.trainable_from = 0  # index of the first trained encoder layer (freeze_below sets it)
 
     @property
     def layer_count(self) -> int:
@@ -53,7 +54,8 @@ class StanceNet(nn.Module):
         """Train only the top ``trainable_layers`` encoder layers and the head."""
         for parameter in self.encoder.parameters():
             parameter.requires_grad = False
-        for layer in self.encoder.encoder.layer[self.layer_count - trainable_layers :]:
+        self.trainable_from = self.layer_count - trainable_layers
+        for layer in self.encoder.encoder.layer[self.trainable_from :]:
             for parameter in layer.parameters():
                 parameter.requires_grad = True
 
@@ -75,6 +77,53 @@ class StanceNet(nn.Module):
         hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask, **rest).last_hidden_state
         mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
         pooled: torch.Tensor = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
+        return pooled
+
+    @torch.no_grad()
+    def frozen_states(
+        self, claims: Sequence[str], sentences: Sequence[str], max_length: int, batch_size: int = 32
+    ) -> list[torch.Tensor]:
+        """Per (claim, sentence), the hidden states entering the first trained layer over its real tokens (float16,
+        shape (tokens, hidden)), computed once with the frozen layers in eval mode (no dropout). Training then runs
+        only the trained layers on them (:meth:`pooled_from`): an epoch costs the top layers' share of the network."""
+        was_training = self.training
+        self.eval()
+        states: list[torch.Tensor] = [torch.empty(0)] * len(claims)
+        order = sorted(range(len(claims)), key=lambda i: len(claims[i]) + len(sentences[i]))
+        try:
+            for chunk in _chunks(len(order), batch_size):
+                rows = order[chunk]
+                encoded = self.encode([claims[i] for i in rows], [sentences[i] for i in rows], max_length)
+                hidden = self.encoder(**encoded, output_hidden_states=True).hidden_states[self.trainable_from]
+                lengths = encoded["attention_mask"].sum(dim=1).tolist()
+                for k, i in enumerate(rows):
+                    states[i] = hidden[k, : int(lengths[k])].to(torch.float16).clone()
+        finally:
+            self.train(was_training)
+        return states
+
+    def pooled_from(self, states: Sequence[torch.Tensor]) -> torch.Tensor:
+        """:meth:`pooled` for inputs whose frozen layers :meth:`frozen_states` already ran: the trained layers read
+        the stored states (padded to the longest, masked) and their output is mean-pooled over the real tokens."""
+        from transformers.masking_utils import create_bidirectional_mask
+
+        longest = max(int(s.shape[0]) for s in states)
+        width = int(states[0].shape[1])
+        hidden = torch.zeros(len(states), longest, width)
+        mask = torch.zeros(len(states), longest, dtype=torch.long)
+        for k, state in enumerate(states):
+            hidden[k, : state.shape[0]] = state.float()
+            mask[k, : state.shape[0]] = 1
+        stack = self.encoder.encoder
+        layers = stack.layer
+        stack.layer = nn.ModuleList(list(layers)[self.trainable_from :])
+        try:  # the architecture's own encoder loop (BERT, MPNet: relative position bias) over the trained layers
+            extended = create_bidirectional_mask(config=self.encoder.config, inputs_embeds=hidden, attention_mask=mask)
+            out = stack(hidden, attention_mask=extended)[0]
+        finally:
+            stack.layer = layers
+        weights = mask.unsqueeze(-1).to(out.dtype)
+        pooled: torch.Tensor = (out * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1.0)
         return pooled
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, **rest: torch.Tensor) -> torch.Tensor:

@@ -39,7 +39,15 @@ from lyra.ml.stance_judge import (
     refit_combiner,
     save_fit_rows,
 )
-from lyra.ml.stance_training import Row, TrainingConfig, fever_rows, first_per_label, role_of, sentence_rows
+from lyra.ml.stance_training import (
+    Row,
+    TrainingConfig,
+    distinct_inputs,
+    fever_rows,
+    first_per_label,
+    role_of,
+    sentence_rows,
+)
 from lyra.ml.stance_training import train_network as _train_network
 from lyra.ml.weights import sha256_file
 
@@ -283,6 +291,8 @@ def train_stance(
                 raise InvalidInputError("fever", "a FEVER first stage needs the FEVER file")
             first = fever_rows(fever, config.fever_pairs, config.seed)
         if tick is not None:
+            if config.cache_frozen:
+                tick("frozen layers", 0, len(distinct_inputs([*first, *rows])))
             tick("training", 0, config.epochs * len(rows) + config.fever_epochs * len(first))
         trained, losses = _train_network(
             rows,
@@ -290,6 +300,7 @@ def train_stance(
             config,
             progress=None if tick is None else lambda n: tick("training", n, None),
             first_stage=first,
+            cache_progress=None if tick is None else lambda n: tick("frozen layers", n, None),
         )
         tensors = {
             k: v.to(torch.float16).contiguous() for k, v in trained.trained_tensors(config.trainable_layers).items()

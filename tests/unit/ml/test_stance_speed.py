@@ -70,6 +70,66 @@ def test_the_first_stage_changes_the_encoder_and_leaves_no_auxiliary_tensors(tin
     assert plain.state_dict()[low].equal(staged.state_dict()[low])
 
 
+def _tiny_mpnet(folder: Path) -> Path:
+    import torch
+
+    vocab = folder / "vocab.txt"
+    vocab.write_text("\n".join(["<s>", "<pad>", "</s>", "<unk>", "[UNK]", "<mask>", *WORDS]) + "\n")
+    config = transformers.MPNetConfig(
+        vocab_size=6 + len(WORDS),
+        hidden_size=16,
+        num_hidden_layers=3,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=70,
+    )
+    torch.manual_seed(0)
+    transformers.MPNetModel(config).save_pretrained(folder)
+    transformers.MPNetTokenizerFast(vocab=str(vocab)).save_pretrained(folder)
+    return folder
+
+
+@pytest.mark.parametrize("architecture", ["bert", "mpnet"])
+def test_the_trained_layers_on_stored_frozen_states_give_the_full_forward(
+    architecture: str, tiny_base: Path, tmp_path: Path
+) -> None:
+    import torch
+
+    from lyra.ml.stance_net import StanceNet
+
+    base = tiny_base if architecture == "bert" else _tiny_mpnet(tmp_path)
+    net = StanceNet(str(base))
+    net.freeze_below(1)
+    net.eval()
+    claims = ["the drug reduced blood pressure", "cats", "the trial was no effect in adults"]
+    sentences = ["the trial reduced risk of adults", "dogs did not", "no effect"]
+    states = net.frozen_states(claims, sentences, max_length=32, batch_size=2)
+    assert [int(s.shape[0]) for s in states] == net.encode(claims, sentences, 32)["attention_mask"].sum(1).tolist()
+    with torch.no_grad():
+        full = net.pooled(**net.encode(claims, sentences, 32))
+        cached = net.pooled_from(states)
+    assert torch.allclose(full, cached, atol=2e-3)  # float16 storage of the frozen output
+    assert len(net.encoder.encoder.layer) == net.layer_count  # the layer list is restored
+
+
+def test_training_on_stored_frozen_states_changes_only_the_top_layers(tiny_base: Path) -> None:
+    stance = [Row(f"the drug reduced risk {WORDS[i]}", "the trial reduced risk", i % 3) for i in range(12)]
+    first = [Row("the drug was no effect", "cats dogs", i % 2) for i in range(12)]
+    plain_config = TrainingConfig(epochs=2, batch_size=4, max_length=16, trainable_layers=1, seed=0)
+    cached_config = TrainingConfig(**{**plain_config.as_dict(), "cache_frozen": True})  # type: ignore[arg-type]
+    counted: list[int] = []
+    cached, losses = train_network(
+        stance, str(tiny_base), cached_config, first_stage=first, cache_progress=counted.append
+    )
+    plain, _ = train_network(stance, str(tiny_base), plain_config, first_stage=first)
+    assert sum(counted) == 13  # 12 distinct stance inputs + 1 first-stage input, each run through once
+    assert len(losses) == 3
+    top = "encoder.encoder.layer.1.output.dense.weight"
+    low = "encoder.encoder.layer.0.output.dense.weight"
+    assert not cached.state_dict()[top].equal(plain.state_dict()[top])  # trained (differently: no dropout below)
+    assert cached.state_dict()[low].equal(plain.state_dict()[low])
+
+
 class _Recorder:
     """An LLM stand-in that records the prompts and answers yes."""
 
