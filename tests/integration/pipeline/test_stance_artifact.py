@@ -69,8 +69,9 @@ def test_a_tampered_artifact_or_a_different_base_is_refused(tmp_path: Path) -> N
     manifest["base"]["sha256"] = "0" * 64
     (copy / MANIFEST).write_text(json.dumps(manifest))
     judge = TrainedStanceJudge(copy, stance_base_path(trained_settings()))
-    with pytest.raises(ConfigError, match="refusing to mix"):
+    with pytest.raises(ConfigError, match="refusing to mix") as mixed:
         judge.judge([("Masks reduced transmission.", "Masks reduce transmission.")])
+    assert "LYRA_STANCE_BASE_MODEL=builtin:all-MiniLM-L6-v2" in str(mixed.value.hint)  # the base it was trained on
     with pytest.raises(ConfigError, match="no trained stance judge"):
         TrainedStanceJudge(tmp_path / "empty", stance_base_path(trained_settings()))
 
