@@ -85,7 +85,7 @@ class StanceNet(nn.Module):
     ) -> list[torch.Tensor]:
         """Per (claim, sentence), the hidden states entering the first trained layer over its real tokens (float16,
         shape (tokens, hidden)), computed once with the frozen layers in eval mode (no dropout). Training then runs
-        only the trained layers on them (:meth:`pooled_from`): an epoch costs the top layers' share of the network."""
+        only the trained layers on them (:meth:`pooled_from`): no epoch runs the frozen layers again."""
         was_training = self.training
         self.eval()
         states: list[torch.Tensor] = [torch.empty(0)] * len(claims)
