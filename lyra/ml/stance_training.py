@@ -171,7 +171,7 @@ def length_batches(rows: Sequence[Row], size: int, rng: random.Random) -> list[l
     return batches
 
 
-def _run_stage(
+def run_stage(
     net: StanceNet,
     head: Any,
     rows: Sequence[Row],
@@ -252,14 +252,12 @@ def train_network(
     rng = random.Random(config.seed)
     net = StanceNet(base)
     net.freeze_below(config.trainable_layers)
-    states = _frozen_states(net, [*first_stage, *rows], config, cache_progress) if config.cache_frozen else None
+    states = store_frozen_states(net, [*first_stage, *rows], config, cache_progress) if config.cache_frozen else None
     losses: list[float] = []
     if first_stage:
         aux = torch.nn.Linear(net.head.in_features, 2)
-        losses += _run_stage(
-            net, aux, first_stage, 2, config.fever_epochs, config, rng, progress, "first stage", states
-        )
-    losses += _run_stage(net, net.head, rows, 3, config.epochs, config, rng, progress, "stance", states)
+        losses += run_stage(net, aux, first_stage, 2, config.fever_epochs, config, rng, progress, "first stage", states)
+    losses += run_stage(net, net.head, rows, 3, config.epochs, config, rng, progress, "stance", states)
     net.eval()
     return net, losses
 
@@ -269,9 +267,11 @@ def distinct_inputs(rows: Sequence[Row]) -> list[tuple[str, str]]:
     return list(dict.fromkeys((r.claim, r.sentence) for r in rows))
 
 
-def _frozen_states(
+def store_frozen_states(
     net: StanceNet, rows: Sequence[Row], config: TrainingConfig, progress: Tick | None
 ) -> dict[tuple[str, str], Any]:
+    """Each distinct (claim, sentence) of ``rows`` -> its frozen-layer output (:meth:`StanceNet.frozen_states`), run
+    in length order; ``progress`` counts the inputs done."""
     inputs = sorted(distinct_inputs(rows), key=lambda pair: len(pair[0]) + len(pair[1]))  # little padding
     started = time.perf_counter()
     states: dict[tuple[str, str], Any] = {}

@@ -21,25 +21,38 @@ from lyra.sources.injection import DEFAULT_DELIMITER_PREFIX
 WORDS = "the a drug trial reduced did not blood pressure risk of adults cats dogs in was no effect".split()
 
 
-@pytest.fixture(scope="module")
-def tiny_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def _tiny_encoder(folder: Path, architecture: str) -> Path:
+    """A tiny *randomly initialised* encoder of ``architecture`` (bert or mpnet) with its tokenizer, saved in
+    ``folder``; the vocabulary is :data:`WORDS` plus the architecture's special tokens."""
     import torch
 
-    folder = tmp_path_factory.mktemp("tiny-base")
+    bert = architecture == "bert"
+    bert_specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    specials = bert_specials if bert else ["<s>", "<pad>", "</s>", "<unk>", "[UNK]", "<mask>"]
     vocab = folder / "vocab.txt"
-    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]) + "\n")
-    config = transformers.BertConfig(
-        vocab_size=5 + len(WORDS),
+    vocab.write_text("\n".join([*specials, *WORDS]) + "\n")
+    config_class = transformers.BertConfig if bert else transformers.MPNetConfig
+    model_class = transformers.BertModel if bert else transformers.MPNetModel
+    config = config_class(
+        vocab_size=len(specials) + len(WORDS),
         hidden_size=16,
-        num_hidden_layers=2,
+        num_hidden_layers=2 if bert else 3,
         num_attention_heads=2,
         intermediate_size=32,
-        max_position_embeddings=64,
+        max_position_embeddings=64 if bert else 70,
     )
     torch.manual_seed(0)
-    transformers.BertModel(config).save_pretrained(folder)
-    transformers.BertTokenizerFast(vocab_file=str(vocab)).save_pretrained(folder)
+    model_class(config).save_pretrained(folder)
+    if bert:
+        transformers.BertTokenizerFast(vocab_file=str(vocab)).save_pretrained(folder)
+    else:
+        transformers.MPNetTokenizerFast(vocab=str(vocab)).save_pretrained(folder)
     return folder
+
+
+@pytest.fixture(scope="module")
+def tiny_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _tiny_encoder(tmp_path_factory.mktemp("tiny-base"), "bert")
 
 
 def test_fever_rows_are_a_balanced_seeded_two_way_sample(tmp_path: Path) -> None:
@@ -70,25 +83,6 @@ def test_the_first_stage_changes_the_encoder_and_leaves_no_auxiliary_tensors(tin
     assert plain.state_dict()[low].equal(staged.state_dict()[low])
 
 
-def _tiny_mpnet(folder: Path) -> Path:
-    import torch
-
-    vocab = folder / "vocab.txt"
-    vocab.write_text("\n".join(["<s>", "<pad>", "</s>", "<unk>", "[UNK]", "<mask>", *WORDS]) + "\n")
-    config = transformers.MPNetConfig(
-        vocab_size=6 + len(WORDS),
-        hidden_size=16,
-        num_hidden_layers=3,
-        num_attention_heads=2,
-        intermediate_size=32,
-        max_position_embeddings=70,
-    )
-    torch.manual_seed(0)
-    transformers.MPNetModel(config).save_pretrained(folder)
-    transformers.MPNetTokenizerFast(vocab=str(vocab)).save_pretrained(folder)
-    return folder
-
-
 @pytest.mark.parametrize("architecture", ["bert", "mpnet"])
 def test_the_trained_layers_on_stored_frozen_states_give_the_full_forward(
     architecture: str, tiny_base: Path, tmp_path: Path
@@ -97,7 +91,7 @@ def test_the_trained_layers_on_stored_frozen_states_give_the_full_forward(
 
     from lyra.ml.stance_net import StanceNet
 
-    base = tiny_base if architecture == "bert" else _tiny_mpnet(tmp_path)
+    base = tiny_base if architecture == "bert" else _tiny_encoder(tmp_path, "mpnet")
     net = StanceNet(str(base))
     net.freeze_below(1)
     net.eval()
