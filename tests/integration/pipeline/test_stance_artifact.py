@@ -170,6 +170,7 @@ def test_an_artifact_with_a_rationale_selector_reads_the_sentences_it_chooses_an
     from lyra.ml.embedder import BUILTIN_MINILM, SentenceTransformerEmbedder
     from lyra.ml.evaluation import LabelledPair
     from lyra.ml.sentence_selector import SELECTOR_FILE, RationaleSelector, fit_selector, select
+    from lyra.services.training import refit_with_examples
 
     embed = SentenceTransformerEmbedder(BUILTIN_MINILM, threads=2).embed
     pairs = load_pairs(DATA / "stance_scifact_train_30.jsonl")
@@ -192,6 +193,13 @@ def test_an_artifact_with_a_rationale_selector_reads_the_sentences_it_chooses_an
         split = split_sentences(pair.premise)
         assert sentences == [split[i] for i in chosen(pair, selector)] and probs.shape == (3, 3)
     assert all(r.label in LABELS for r in judge.judge([(p.premise, p.hypothesis) for p in long]))
+    # reviewer examples refitted into a copy of it (`lyra train stance-examples`): the copy keeps the selector, and
+    # its features are read through the same embedder
+    base = stance_base_path(trained_settings())
+    refit = refit_with_examples(copy, tmp_path / "refit", long[:1], base, None, embed=embed)
+    refitted = TrainedStanceJudge(tmp_path / "refit", stance_base_path(trained_settings()), threads=2, embed=embed)
+    assert refit.combiners == ["combiner"] and (tmp_path / "refit" / SELECTOR_FILE).is_file()
+    assert refitted.sentence_probabilities([(long[0].premise, long[0].hypothesis)])[0][0] == read[0][0]
     (copy / SELECTOR_FILE).write_text((copy / SELECTOR_FILE).read_text(encoding="utf-8") + " ", encoding="utf-8")
     with pytest.raises(ConfigError, match="refusing to load"):
         TrainedStanceJudge(copy, stance_base_path(trained_settings()), embed=embed)
