@@ -173,15 +173,23 @@ class RationaleSelector:
         return {"kind": "rationale", "file": SELECTOR_FILE, "sha256": sha256_file(path), "note": note}
 
 
+def selector_file(entry: object) -> str | None:
+    """The file a manifest's ``sentence_selector`` entry keeps its fitted selector in (None: nothing to read)."""
+    if isinstance(entry, dict) and entry.get("kind") == "rationale":
+        return str(entry.get("file", SELECTOR_FILE))
+    return None
+
+
 def read_selector(folder: Path, entry: object) -> RationaleSelector | None:
     """The artifact's selector from its manifest entry (None: the cosine selector), after checking its sha256."""
     if entry is None:
         return None
     if not isinstance(entry, dict) or entry.get("kind") not in SELECTORS:
         raise ConfigError(f"the stance artifact in {folder} names an unknown sentence selector: {entry!r}")
-    if entry["kind"] == "cosine":
+    name = selector_file(entry)
+    if name is None:
         return None
-    path = folder / str(entry.get("file", SELECTOR_FILE))
+    path = folder / name
     if not path.is_file():
         raise ConfigError(f"the sentence selector {path} is missing", hint="retrain with `lyra train stance`")
     actual = sha256_file(path)

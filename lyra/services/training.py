@@ -24,7 +24,7 @@ from lyra.core.settings import ExperimentSettings, Settings
 from lyra.ml.evaluation import LabelledPair, load_pairs
 from lyra.ml.factory import Models, stance_base_path
 from lyra.ml.nli import LLMStanceJudge
-from lyra.ml.sentence_selector import SELECTORS, Embed, fit_selector
+from lyra.ml.sentence_selector import SELECTORS, Embed, fit_selector, selector_file
 from lyra.ml.stance_features import StanceCombiner
 from lyra.ml.stance_judge import (
     EXAMPLE_WEIGHT,
@@ -137,8 +137,8 @@ def refit_with_examples(
     output.mkdir(parents=True, exist_ok=True)
     # the files the copy keeps as they are: the network's tensors and its sentence selector (when it has one)
     kept = [str(artifact.manifest["artifact"].get("file", TENSORS))]
-    if isinstance(selector := artifact.manifest.get("sentence_selector"), dict) and selector.get("file"):
-        kept.append(str(selector["file"]))
+    if selector := selector_file(artifact.manifest.get("sentence_selector")):
+        kept.append(selector)
     if output.resolve() != source.resolve():
         for name in kept:
             shutil.copyfile(source / name, output / name)
